@@ -1,0 +1,144 @@
+/*
+ * waitio.h — public C API of WaitIO.
+ *
+ * WaitIO couples separately launched parallel programs ("parallel blocks", PBs) with an
+ * MPI-style point-to-point API. The first block of declarations is the original
+ * h3-Open-SYS/WaitIO API, kept exactly so that existing programs compile unchanged; the
+ * second block holds the extensions (wildcards, status, test/waitall/waitany, timeouts,
+ * error strings, PB-local rank/size).
+ *
+ * Error handling: every int-returning function returns WAITIO_SUCCESS (0) or a positive
+ * WAITIO_ERR_* code; waitio_strerror() names the code and waitio_error_message() gives the
+ * detailed text of the calling thread's last failure. Nothing is printed unless logging is
+ * enabled (WAITIO_LOG=error|warn|info|debug) and nothing aborts the process.
+ *
+ * Threading: "serialized" — any thread may call WaitIO, but not two at the same time.
+ */
+#ifndef WAITIO_H
+#define WAITIO_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WAITIO_API __attribute__((visibility("default")))
+#else
+#define WAITIO_API
+#endif
+
+#define WAITIO_VERSION_MAJOR 0
+#define WAITIO_VERSION_MINOR 1
+#define WAITIO_VERSION_PATCH 0
+
+/* ---- types -------------------------------------------------------------------------- */
+
+/* Membership predicate of one PB: returns 1 if process `rank` of PB `pbid` is a member. */
+typedef int (*waitio_filter_func_t)(int pbid, int rank);
+
+/* A group: an ordered subset of the instance's processes. NULL on failure. */
+typedef struct waitio_group *waitio_group_t;
+
+/* Message tags are 64-bit. */
+typedef unsigned long waitio_tag_t;
+
+/* Completion information of a request (valid once the request has completed). */
+typedef struct waitio_status {
+    int source;          /* group rank of the sender (receives); destination rank (sends) */
+    int error;           /* WAITIO_SUCCESS or the WAITIO_ERR_* the request completed with */
+    unsigned long tag;   /* the message's tag */
+    size_t len;          /* bytes of the message (for a truncated receive: the sent length) */
+} waitio_status_t;
+
+/*
+ * A request, allocated by the caller (`waitio_req_t req;` on the stack is fine). It may be
+ * copied by value while pending; only one copy may be waited on. After completion `status`
+ * holds the result and the request is inactive: waiting on it again returns status.error.
+ * Its size (64 bytes) fits the Fortran binding's INTEGER(4) req(22).
+ */
+typedef struct waitio_req {
+    waitio_status_t status;
+    void *internal;             /* library-private; NULL when inactive */
+    unsigned long reserved[4];
+} waitio_req_t;
+
+/* ---- the original API --------------------------------------------------------------- */
+
+WAITIO_API int waitio_init(int timeout);          /* seconds to wait for all PBs; <= 0 means 60 */
+WAITIO_API int waitio_finalize(void);
+WAITIO_API int waitio_get_nprocs(int ary[]);      /* fills ary[p] = process count of PB p; returns NPB */
+/*
+ * Groups. func[p] / rankap[p] select PB p's members (NULL: none from PB p); rankap[p] is a
+ * list of PB-local ranks terminated by WAITIO_RANKS_END (-1). order[p] is PB p's position
+ * (1, 2, ...) in the group's rank numbering, 0 to exclude PB p. Arrays have NPB entries.
+ * Group ranks number the members PB by PB in `order`, by PB-local rank inside a PB. Creating
+ * a group needs no communication; every member must create it with the same arguments.
+ * A process that is not a member still gets a group: its rank is WAITIO_UNDEFINED.
+ */
+WAITIO_API waitio_group_t waitio_create_group(int gid, waitio_filter_func_t func[], int order[]);
+WAITIO_API waitio_group_t waitio_create_group_wranks(int gid, int *rankap[], int order[]);
+WAITIO_API int waitio_group_rank(waitio_group_t grp, int *rankp);
+WAITIO_API int waitio_group_size(waitio_group_t grp, int *sizep);
+WAITIO_API int waitio_pb_size(int *sizep);        /* number of PBs (= WAITIO_NPB) */
+WAITIO_API int waitio_pb_rank(int *rankp);        /* this process's PBID */
+WAITIO_API int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, unsigned long tag,
+                 waitio_req_t *req);
+WAITIO_API int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned long tag,
+                 waitio_req_t *req);
+WAITIO_API int waitio_wait(waitio_req_t *req);    /* 0 on success, else the request's error */
+
+/* ---- extensions --------------------------------------------------------------------- */
+
+#define WAITIO_ANY_SOURCE (-1)
+#define WAITIO_ANY_TAG    (~0UL)       /* so tag ~0UL itself cannot be sent */
+#define WAITIO_UNDEFINED  (-1)
+#define WAITIO_RANKS_END  (-1)
+
+enum waitio_error {
+    WAITIO_SUCCESS = 0,
+    WAITIO_ERR_ARG = 1,          /* invalid argument */
+    WAITIO_ERR_NOMEM = 2,        /* out of memory */
+    WAITIO_ERR_STATE = 3,        /* not initialised, already initialised, or finalized */
+    WAITIO_ERR_ENV = 4,          /* missing or malformed environment/configuration */
+    WAITIO_ERR_TIMEOUT = 5,      /* a wait or the start-up exceeded its time limit */
+    WAITIO_ERR_BOOT = 6,         /* rendezvous failed (inconsistent PBs, master refused) */
+    WAITIO_ERR_AUTH = 7,         /* peer failed authentication (different key?) */
+    WAITIO_ERR_KEY = 8,          /* key missing, unreadable, or readable by others */
+    WAITIO_ERR_PEER = 9,         /* connection to the peer lost (peer died or link broke) */
+    WAITIO_ERR_PEER_FINALIZED = 10, /* the peer finalized before the message could flow */
+    WAITIO_ERR_TRUNCATE = 11,    /* message longer than the receive buffer */
+    WAITIO_ERR_PROTO = 12,       /* protocol violation by the peer */
+    WAITIO_ERR_SYS = 13,         /* an operating-system call failed */
+    WAITIO_ERR_GROUP = 14,       /* bad group, group id in use, or rank out of range */
+    WAITIO_ERR_NOT_MEMBER = 15,  /* this process is not a member of the group */
+    WAITIO_ERR_CANCELLED = 16,   /* request cancelled (waitio_cancel or finalize) */
+    WAITIO_ERR_UNREACHABLE = 17, /* no transport can reach the peer */
+    WAITIO_ERR_MAX_
+};
+
+WAITIO_API const char *waitio_strerror(int err);
+/* Detailed text of the calling thread's most recent failure (never NULL). */
+WAITIO_API const char *waitio_error_message(void);
+
+WAITIO_API int waitio_test(waitio_req_t *req, int *flag);          /* *flag = 1 once complete */
+WAITIO_API int waitio_wait_timeout(waitio_req_t *req, double seconds); /* WAITIO_ERR_TIMEOUT: still pending */
+/* Waits for all; returns WAITIO_SUCCESS or the first error (each status holds its own). */
+WAITIO_API int waitio_waitall(int count, waitio_req_t reqs[]);
+/* Waits for one active request; *index = its position, or WAITIO_UNDEFINED if none active. */
+WAITIO_API int waitio_waitany(int count, waitio_req_t reqs[], int *index);
+WAITIO_API int waitio_cancel(waitio_req_t *req);                    /* receives not yet matched only */
+
+WAITIO_API int waitio_local_rank(int *rankp);     /* rank of this process inside its PB */
+WAITIO_API int waitio_local_size(int *sizep);     /* number of processes of this PB */
+WAITIO_API int waitio_group_free(waitio_group_t grp);
+/* Global process index of `rank` of `grp` (PB offsets + PB-local rank); for tools. */
+WAITIO_API int waitio_group_member(waitio_group_t grp, int rank, int *pbid, int *local_rank);
+WAITIO_API int waitio_initialized(void);          /* 1 between successful init and finalize */
+WAITIO_API const char *waitio_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WAITIO_H */

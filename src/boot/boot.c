@@ -1,0 +1,688 @@
+/*
+ * boot.c — start-up rendezvous (SPEC §3). PB 0's rank 0 is the master: it listens on
+ * WAITIO_MASTER_PORT (or publishes its address in the WAITIO_RENDEZVOUS file), collects one
+ * REGISTER per process over authenticated connections, checks that the PBs agree with each
+ * other, and sends every process the address table. Everyone else registers with the master.
+ * On timeout the master tells the waiting processes which PBs never arrived.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "core/engine.h"
+#include "transport/tcp.h"
+
+#define ENTRY_LEN 32
+#define REGISTER_LEN (16 + ENTRY_LEN)
+#define RETRY_INTERVAL 0.2
+
+/* ------------------------------------------------------------------------------------ */
+/* table entries on the wire                                                             */
+
+static void entry_encode(const wio_proc *p, uint8_t *out)
+{
+    memset(out, 0, ENTRY_LEN);
+    out[0] = p->addr.family;
+    wio_put_le16(out + 2, p->addr.port);
+    memcpy(out + 4, p->addr.ip, 16);
+    wio_put_le64(out + 20, p->host_id);
+}
+
+static int entry_decode(const uint8_t *in, wio_proc *p)
+{
+    memset(p, 0, sizeof *p);
+    p->addr.family = in[0];
+    if (p->addr.family != 4 && p->addr.family != 6)
+        return -1;
+    p->addr.port = wio_get_le16(in + 2);
+    if (p->addr.port == 0)
+        return -1;
+    memcpy(p->addr.ip, in + 4, 16);
+    p->host_id = wio_get_le64(in + 20);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* who am I                                                                              */
+
+static uint64_t host_identity(void)
+{
+    char id[128] = "";
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, id, sizeof id - 1);
+        id[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    size_t used = strlen(id);
+    gethostname(id + used, sizeof id - used - 1);
+    id[sizeof id - 1] = '\0';
+    uint8_t md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!EVP_Digest(id, strlen(id), md, &mdlen, EVP_sha256(), NULL) || mdlen < 8)
+        return 0;
+    return wio_get_le64(md);
+}
+
+/* Any non-loopback address of this host, else loopback (single-host use). */
+static void first_interface_address(wio_addr *out)
+{
+    struct ifaddrs *ifs = NULL;
+    memset(out, 0, sizeof *out);
+    out->family = 4;
+    out->ip[0] = 127;
+    out->ip[3] = 1;
+    if (getifaddrs(&ifs) != 0)
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)i->ifa_addr;
+        const uint8_t *ip = (const uint8_t *)&s4->sin_addr;
+        if (ip[0] == 127)
+            continue;
+        memcpy(out->ip, ip, 4);
+        break;
+    }
+    freeifaddrs(ifs);
+}
+
+/* The address peers should use for us: WAITIO_IFACE, else the one that routes to the master. */
+static int advertised_address(const wio_engine *e, const wio_addr *master, wio_addr *out)
+{
+    if (e->cfg.iface[0])
+        return wio_addr_from_iface(e->cfg.iface, out);
+    if (!master) {
+        first_interface_address(out);
+        return 0;
+    }
+    return wio_addr_route_to(master, out);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the rendezvous file                                                                   */
+
+static int rdvfile_write(const char *path, const wio_addr *a)
+{
+    char tmp[4200], line[128], ip[64];
+    wio_addr_format(a, ip, sizeof ip);
+    char *colon = strrchr(ip, ':');
+    if (colon)
+        *colon = '\0';
+    const char *host = ip;
+    if (host[0] == '[') { /* IPv6 literal "[addr]" */
+        host++;
+        ip[strlen(ip) - 1] = '\0';
+    }
+    snprintf(line, sizeof line, "%s %u\n", host, (unsigned)a->port);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return wio_fail(WAITIO_ERR_ENV, "cannot write rendezvous file %s: %s", tmp, strerror(errno));
+    ssize_t n = write(fd, line, strlen(line));
+    int ok = n == (ssize_t)strlen(line) && fsync(fd) == 0;
+    close(fd);
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return wio_fail(WAITIO_ERR_ENV, "cannot publish rendezvous file %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+/* Returns 0 with *out set, 1 if the file does not exist (yet), or an error. */
+static int rdvfile_read(const char *path, wio_addr *out)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 1;
+    char host[256];
+    unsigned port = 0;
+    int n = fscanf(f, "%255s %u", host, &port);
+    fclose(f);
+    if (n != 2 || port == 0 || port > 65535)
+        return 1; /* being replaced, or garbage: keep waiting, the deadline bounds it */
+    return wio_addr_resolve(host, (uint16_t)port, out);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* master                                                                                */
+
+typedef struct master_conn {
+    int pb, rank;             /* -1 until registered */
+    uint8_t reg[REGISTER_LEN];
+    wio_send_item item;
+    char text[WIO_ERROR_TEXT_MAX];
+    int sending;
+    struct master *m;
+    wio_conn *conn;
+    struct master_conn *next;
+} master_conn;
+
+typedef struct master {
+    wio_engine *e;
+    int *pb_size;             /* -1 until the PB's first registration */
+    int *pb_count;
+    wio_proc **entries;       /* per PB, per rank */
+    int total_pbs_complete;
+    master_conn *conns;
+    int in_flight;
+    uint8_t *table;
+    size_t table_len;
+} master;
+
+static void master_item_done(wio_send_item *it, int err)
+{
+    (void)err;
+    master_conn *mc = it->owner;
+    mc->sending = 0;
+    mc->m->in_flight--;
+}
+
+static void master_send(master *m, master_conn *mc, uint8_t type, uint16_t flags,
+                        const uint8_t *payload, size_t len)
+{
+    if (!mc->conn || mc->sending)
+        return;
+    wio_send_item *it = &mc->item;
+    memset(&it->h, 0, sizeof it->h);
+    it->h.type = type;
+    it->h.flags = flags;
+    it->payload = payload;
+    it->total = len;
+    it->chunk = 0;
+    it->owner = mc;
+    it->done = master_item_done;
+    mc->sending = 1;
+    m->in_flight++;
+    wio_tcp_conn_send(mc->conn, it);
+}
+
+static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(mc->text, sizeof mc->text, fmt, ap);
+    va_end(ap);
+    wio_warn("rendezvous: refusing a registration: %s", mc->text);
+    master_send(m, mc, WIO_FT_ERROR, flags, (const uint8_t *)mc->text, strlen(mc->text));
+}
+
+/* Records one process; returns NULL or a reason to refuse it. */
+static const char *master_record(master *m, int pb, int rank, int size, const wio_proc *entry)
+{
+    if (m->pb_size[pb] < 0) {
+        m->entries[pb] = calloc((size_t)size, sizeof(wio_proc));
+        if (!m->entries[pb])
+            return "master out of memory";
+        m->pb_size[pb] = size;
+        for (int r = 0; r < size; r++)
+            m->entries[pb][r].addr.family = 0; /* 0 = not registered yet */
+    }
+    if (m->pb_size[pb] != size)
+        return "PB size differs from the size other processes of that PB registered";
+    if (m->entries[pb][rank].addr.family != 0)
+        return "this PB rank is already registered (two processes with the same WAITIO_PBID and rank?)";
+    m->entries[pb][rank] = *entry;
+    if (++m->pb_count[pb] == size)
+        m->total_pbs_complete++;
+    return NULL;
+}
+
+static int master_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+{
+    (void)ctx;
+    master_conn *mc = wio_tcp_conn_user(c);
+    if (!mc || h->type != WIO_FT_REGISTER || h->len != REGISTER_LEN || mc->pb >= 0)
+        return -1;
+    *dest = mc->reg;
+    return 0;
+}
+
+static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+{
+    master *m = ctx;
+    master_conn *mc = wio_tcp_conn_user(c);
+    (void)h;
+    int npb = (int)wio_get_le32(mc->reg), pb = (int)wio_get_le32(mc->reg + 4);
+    int rank = (int)wio_get_le32(mc->reg + 8), size = (int)wio_get_le32(mc->reg + 12);
+    wio_proc entry;
+    if (npb != m->e->npb) {
+        master_reply_error(m, mc, 0, "WAITIO_NPB=%d but the master has WAITIO_NPB=%d", npb, m->e->npb);
+        return 0;
+    }
+    if (pb < 0 || pb >= npb || size < 1 || size > (1 << 24) || rank < 0 || rank >= size ||
+        entry_decode(mc->reg + 16, &entry) != 0) {
+        master_reply_error(m, mc, 0, "malformed registration (PB %d rank %d size %d)", pb, rank, size);
+        return 0;
+    }
+    const char *why = master_record(m, pb, rank, size, &entry);
+    if (why) {
+        master_reply_error(m, mc, 0, "PB %d rank %d: %s", pb, rank, why);
+        return 0;
+    }
+    mc->pb = pb;
+    mc->rank = rank;
+    wio_debug("rendezvous: PB %d rank %d/%d registered", pb, rank, size);
+    return 0;
+}
+
+static int master_on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
+{
+    master *m = ctx;
+    if (peer_id != WIO_ID_BOOT)
+        return -1;
+    master_conn *mc = calloc(1, sizeof *mc);
+    if (!mc)
+        return -1;
+    mc->pb = mc->rank = -1;
+    mc->m = m;
+    mc->conn = c;
+    mc->next = m->conns;
+    m->conns = mc;
+    wio_tcp_conn_set_user(c, mc);
+    return 0;
+}
+
+static void master_on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+{
+    (void)ctx; (void)err; (void)rejected;
+    master_conn *mc = wio_tcp_conn_user(c);
+    if (mc) {
+        mc->conn = NULL;
+        if (mc->pb >= 0)
+            wio_debug("rendezvous: PB %d rank %d disconnected: %s", mc->pb, mc->rank, why);
+    }
+}
+
+static const wio_conn_handler master_handler = {
+    .incoming = master_on_incoming,
+    .frame_begin = master_on_frame_begin,
+    .frame_end = master_on_frame_end,
+    .closed = master_on_closed,
+};
+
+static int master_build_table(master *m)
+{
+    wio_engine *e = m->e;
+    size_t total = 0;
+    for (int p = 0; p < e->npb; p++)
+        total += (size_t)m->pb_size[p];
+    m->table_len = 4 + 4 * (size_t)e->npb + ENTRY_LEN * total;
+    if (m->table_len > WIO_TABLE_MAX)
+        return wio_fail(WAITIO_ERR_BOOT, "the instance has too many processes (%zu)", total);
+    m->table = malloc(m->table_len);
+    if (!m->table)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
+    uint8_t *q = m->table;
+    wio_put_le32(q, (uint32_t)e->npb);
+    q += 4;
+    for (int p = 0; p < e->npb; p++, q += 4)
+        wio_put_le32(q, (uint32_t)m->pb_size[p]);
+    for (int p = 0; p < e->npb; p++)
+        for (int r = 0; r < m->pb_size[p]; r++, q += ENTRY_LEN)
+            entry_encode(&m->entries[p][r], q);
+    return 0;
+}
+
+/* "PB 1 (none of its processes registered), PB 2 (3 of 4 processes registered)" */
+static void master_describe_missing(const master *m, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int p = 0; p < m->e->npb && used < cap; p++) {
+        int n;
+        if (m->pb_size[p] < 0)
+            n = snprintf(buf + used, cap - used, "%sPB %d (none of its processes registered)",
+                         used ? ", " : "", p);
+        else if (m->pb_count[p] < m->pb_size[p])
+            n = snprintf(buf + used, cap - used, "%sPB %d (%d of %d processes registered)",
+                         used ? ", " : "", p, m->pb_count[p], m->pb_size[p]);
+        else
+            continue;
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+static int master_done(void *arg)
+{
+    const master *m = arg;
+    return m->total_pbs_complete == m->e->npb;
+}
+
+static int master_flushed(void *arg) { return ((const master *)arg)->in_flight == 0; }
+
+static void master_free(master *m)
+{
+    while (m->conns) {
+        master_conn *mc = m->conns;
+        m->conns = mc->next;
+        if (mc->conn)
+            wio_tcp_conn_close(mc->conn, WAITIO_ERR_CANCELLED);
+        free(mc);
+    }
+    for (int p = 0; p < m->e->npb; p++)
+        free(m->entries[p]);
+    free(m->entries);
+    free(m->pb_size);
+    free(m->pb_count);
+    free(m->table);
+}
+
+static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len);
+
+static int master_run(wio_engine *e, double deadline, double timeout)
+{
+    master m = {.e = e};
+    m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
+    m.pb_count = calloc((size_t)e->npb, sizeof(int));
+    m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
+    if (!m.pb_size || !m.pb_count || !m.entries) {
+        master_free(&m);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
+    }
+    for (int p = 0; p < e->npb; p++)
+        m.pb_size[p] = -1;
+    const char *port_env = getenv("WAITIO_MASTER_PORT");
+    int port = e->cfg.rendezvous[0] && !(port_env && *port_env) ? 0 : e->cfg.master_port;
+    wio_tcp_listener *l = NULL;
+    uint16_t bound_port = 0;
+    int rc = wio_tcp_listen(e->tcp, "", port, &master_handler, &m, 1, &l, &bound_port);
+    if (rc) {
+        master_free(&m);
+        return rc;
+    }
+    if (e->cfg.rendezvous[0]) {
+        wio_addr pub = e->self.addr;
+        pub.port = bound_port;
+        if ((rc = rdvfile_write(e->cfg.rendezvous, &pub))) {
+            wio_tcp_listener_close(e->tcp, l);
+            master_free(&m);
+            return rc;
+        }
+    }
+    wio_info("rendezvous master listening on port %u", (unsigned)bound_port);
+    const char *why = master_record(&m, 0, e->cfg.local_rank, e->cfg.local_size, &e->self);
+    if (why)
+        rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
+    if (!rc)
+        rc = wio_engine_wait_until(e, master_done, &m, deadline);
+    wio_tcp_listener_close(e->tcp, l);
+    if (e->cfg.rendezvous[0])
+        unlink(e->cfg.rendezvous);
+    if (rc == WAITIO_ERR_TIMEOUT) {
+        char missing[2048], text[WIO_ERROR_TEXT_MAX];
+        master_describe_missing(&m, missing, sizeof missing);
+        snprintf(text, sizeof text, "start-up timed out after %g s waiting for %s", timeout, missing);
+        for (master_conn *mc = m.conns; mc; mc = mc->next)
+            master_reply_error(&m, mc, WIO_FF_TIMEOUT, "%s", text);
+        wio_engine_wait_until(e, master_flushed, &m, wio_now() + 1.0);
+        rc = wio_fail(WAITIO_ERR_TIMEOUT, "%s", text);
+    } else if (!rc && !(rc = master_build_table(&m))) {
+        for (master_conn *mc = m.conns; mc; mc = mc->next)
+            if (mc->pb >= 0)
+                master_send(&m, mc, WIO_FT_TABLE, 0, m.table, m.table_len);
+        rc = wio_engine_wait_until(e, master_flushed, &m, wio_now() + 30.0);
+        if (rc == WAITIO_ERR_TIMEOUT)
+            rc = wio_fail(WAITIO_ERR_BOOT, "could not deliver the address table to every process");
+        if (!rc)
+            rc = boot_adopt_table(e, m.table, m.table_len);
+    }
+    master_free(&m);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* client                                                                                */
+
+typedef struct client {
+    wio_engine *e;
+    wio_conn *conn;
+    uint8_t reg[REGISTER_LEN];
+    wio_send_item item;
+    uint8_t *payload;          /* TABLE or ERROR being received */
+    int outcome;               /* 0 waiting, 1 table, 2 error, 3 connection lost */
+    int error_code;
+    int registered;
+    char text[WIO_ERROR_TEXT_MAX + 1];
+    char last_failure[4200];
+    uint8_t *table;
+    size_t table_len;
+} client;
+
+static void client_on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
+{
+    client *cl = ctx;
+    (void)hello;
+    wio_send_item *it = &cl->item;
+    memset(it, 0, sizeof *it);
+    it->h.type = WIO_FT_REGISTER;
+    it->payload = cl->reg;
+    it->total = REGISTER_LEN;
+    wio_tcp_conn_send(c, it);
+    cl->registered = 1;
+}
+
+static int client_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+{
+    client *cl = ctx;
+    (void)c;
+    if ((h->type != WIO_FT_TABLE && h->type != WIO_FT_ERROR) || cl->payload)
+        return -1;
+    cl->payload = malloc(h->len + 1);
+    if (!cl->payload)
+        return -1;
+    *dest = cl->payload;
+    return 0;
+}
+
+static int client_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+{
+    client *cl = ctx;
+    (void)c;
+    if (h->type == WIO_FT_TABLE) {
+        cl->table = cl->payload;
+        cl->table_len = h->len;
+        cl->payload = NULL;
+        cl->outcome = 1;
+        return 0;
+    }
+    memcpy(cl->text, cl->payload, h->len);
+    cl->text[h->len] = '\0';
+    for (size_t i = 0; i < h->len; i++)
+        if (cl->text[i] < 32 || cl->text[i] > 126)
+            cl->text[i] = '?'; /* the master's text goes into our messages: keep it printable */
+    free(cl->payload);
+    cl->payload = NULL;
+    cl->error_code = (h->flags & WIO_FF_TIMEOUT) ? WAITIO_ERR_TIMEOUT : WAITIO_ERR_BOOT;
+    cl->outcome = 2;
+    return 0;
+}
+
+static void client_on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+{
+    client *cl = ctx;
+    (void)c; (void)rejected;
+    cl->conn = NULL;
+    if (cl->outcome)
+        return;
+    snprintf(cl->last_failure, sizeof cl->last_failure, "%s", why);
+    if (err == WAITIO_ERR_AUTH) {
+        cl->error_code = WAITIO_ERR_AUTH;
+        cl->outcome = 2;
+        snprintf(cl->text, sizeof cl->text, "the master failed authentication: it does not use "
+                 "our instance key (from %s)", cl->e->key.source);
+        return;
+    }
+    cl->outcome = 3;
+}
+
+static const wio_conn_handler client_handler = {
+    .opened = client_on_opened,
+    .frame_begin = client_on_frame_begin,
+    .frame_end = client_on_frame_end,
+    .closed = client_on_closed,
+};
+
+static int client_outcome(void *arg) { return ((const client *)arg)->outcome != 0; }
+
+static int sleep_until(wio_engine *e, double t)
+{
+    while (wio_now() < t) {
+        int rc = wio_engine_progress(e, 20);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int master_address(const wio_engine *e, wio_addr *out, int *waiting_for_file)
+{
+    *waiting_for_file = 0;
+    if (!e->cfg.rendezvous[0])
+        return wio_addr_resolve(e->cfg.master_host, (uint16_t)e->cfg.master_port, out);
+    int rc = rdvfile_read(e->cfg.rendezvous, out);
+    if (rc == 1)
+        *waiting_for_file = 1;
+    return rc == 1 ? 0 : rc;
+}
+
+static int client_run(wio_engine *e, double deadline, double timeout, const wio_addr *first_master)
+{
+    client cl = {.e = e};
+    wio_put_le32(cl.reg, (uint32_t)e->npb);
+    wio_put_le32(cl.reg + 4, (uint32_t)e->cfg.pbid);
+    wio_put_le32(cl.reg + 8, (uint32_t)e->cfg.local_rank);
+    wio_put_le32(cl.reg + 12, (uint32_t)e->cfg.local_size);
+    entry_encode(&e->self, cl.reg + 16);
+    wio_addr master = *first_master;
+    int have_master = first_master->family != 0;
+    char where[128] = "";
+    int rc = 0;
+    snprintf(cl.last_failure, sizeof cl.last_failure, "no answer");
+    while (!rc) {
+        if (wio_now() >= deadline) {
+            rc = WAITIO_ERR_TIMEOUT;
+            break;
+        }
+        if (!have_master) {
+            int waiting = 0;
+            if ((rc = master_address(e, &master, &waiting)))
+                break;
+            if (waiting) {
+                snprintf(cl.last_failure, sizeof cl.last_failure, "rendezvous file %.4000s not written yet",
+                         e->cfg.rendezvous);
+                rc = sleep_until(e, wio_now() + RETRY_INTERVAL);
+                continue;
+            }
+            have_master = 1;
+        }
+        wio_addr_format(&master, where, sizeof where);
+        cl.outcome = 0;
+        cl.registered = 0;
+        if ((rc = wio_tcp_connect(e->tcp, &master, WIO_ID_BOOT, WIO_ID_BOOT, &client_handler, &cl,
+                                  &cl.conn)))
+            break;
+        rc = wio_engine_wait_until(e, client_outcome, &cl, deadline);
+        if (rc == WAITIO_ERR_TIMEOUT)
+            break;
+        if (rc)
+            break;
+        if (cl.outcome != 3)
+            break;
+        /* master not there yet (or restarting): try again; the file may name a new one */
+        have_master = !e->cfg.rendezvous[0];
+        rc = sleep_until(e, wio_now() + RETRY_INTERVAL);
+    }
+    if (cl.conn) {
+        wio_tcp_conn_close(cl.conn, WAITIO_ERR_CANCELLED);
+        cl.conn = NULL;
+    }
+    free(cl.payload);
+    if (rc == WAITIO_ERR_TIMEOUT) {
+        if (cl.registered)
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "start-up timed out after %g s: registered with the "
+                          "master at %s, which is still waiting for other PBs", timeout, where);
+        else
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "start-up timed out after %g s: the master (PB 0 "
+                          "rank 0) at %s never answered (%s)", timeout,
+                          where[0] ? where : e->cfg.rendezvous, cl.last_failure);
+    } else if (!rc && cl.outcome == 2) {
+        rc = wio_fail(cl.error_code, "%s", cl.text);
+    } else if (!rc && cl.outcome == 1) {
+        rc = boot_adopt_table(e, cl.table, cl.table_len);
+    }
+    free(cl.table);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the table                                                                             */
+
+static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len)
+{
+    if (len < 4 || wio_get_le32(t) != (uint32_t)e->npb || len < 4 + 4 * (size_t)e->npb)
+        return wio_fail(WAITIO_ERR_PROTO, "malformed address table from the master");
+    e->nprocs = calloc((size_t)e->npb, sizeof(int));
+    e->pb_offset = calloc((size_t)e->npb, sizeof(uint32_t));
+    if (!e->nprocs || !e->pb_offset)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
+    uint64_t total = 0;
+    for (int p = 0; p < e->npb; p++) {
+        uint32_t n = wio_get_le32(t + 4 + 4 * (size_t)p);
+        if (n == 0 || n > (1u << 24))
+            return wio_fail(WAITIO_ERR_PROTO, "address table: PB %d has %u processes", p, n);
+        e->nprocs[p] = (int)n;
+        e->pb_offset[p] = (uint32_t)total;
+        total += n;
+    }
+    if (len != 4 + 4 * (size_t)e->npb + ENTRY_LEN * total || total >= WIO_ID_BOOT)
+        return wio_fail(WAITIO_ERR_PROTO, "address table length does not match its PB sizes");
+    if (e->nprocs[e->cfg.pbid] != e->cfg.local_size)
+        return wio_fail(WAITIO_ERR_PROTO, "address table disagrees with our PB size");
+    e->nprocs_total = (uint32_t)total;
+    e->table = calloc(total, sizeof(wio_proc));
+    if (!e->table)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
+    const uint8_t *q = t + 4 + 4 * (size_t)e->npb;
+    for (uint64_t i = 0; i < total; i++, q += ENTRY_LEN)
+        if (entry_decode(q, &e->table[i]) != 0)
+            return wio_fail(WAITIO_ERR_PROTO, "address table entry %llu is malformed",
+                            (unsigned long long)i);
+    e->my_id = e->pb_offset[e->cfg.pbid] + (uint32_t)e->cfg.local_rank;
+    return 0;
+}
+
+int wio_boot_run(wio_engine *e, double timeout)
+{
+    double deadline = wio_now() + timeout;
+    e->npb = e->cfg.npb;
+    int is_master = e->cfg.pbid == 0 && e->cfg.local_rank == 0;
+    wio_addr master = {0}, self;
+    int rc, waiting = 0;
+    if (!e->cfg.rendezvous[0] || !is_master) {
+        if ((rc = master_address(e, &master, &waiting)))
+            return rc;
+    }
+    /* In file mode a non-master may start before the file exists: advertise the address that
+     * routes to the master once known, the host's first interface meanwhile. */
+    if ((rc = advertised_address(e, (master.family && !waiting) ? &master : NULL, &self)))
+        return rc;
+    self.port = e->self.addr.port;
+    e->self.addr = self;
+    e->self.host_id = host_identity();
+    if (is_master)
+        return master_run(e, deadline, timeout);
+    if (waiting)
+        memset(&master, 0, sizeof master);
+    return client_run(e, deadline, timeout, &master);
+}

@@ -1,0 +1,416 @@
+/*
+ * api.c — the public C API of waitio.h: argument checks, the engine's lifetime (init, finalize),
+ * and the translation between caller-owned waitio_req_t and the engine's pooled requests.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "core/engine.h"
+#include "transport/tcp.h"
+
+#define DEFAULT_INIT_TIMEOUT 60
+
+static wio_engine *engine_or_fail(void)
+{
+    if (!wio_engine_current)
+        wio_fail(WAITIO_ERR_STATE, "WaitIO is not initialised (call waitio_init first)");
+    return wio_engine_current;
+}
+
+static void engine_free(wio_engine *e)
+{
+    if (!e)
+        return;
+    if (e->peers) {
+        for (uint32_t i = 0; i < e->nprocs_total; i++)
+            free(e->peers[i]);
+        free(e->peers);
+    }
+    while (!wio_list_empty(&e->unexpected)) {
+        wio_unexp *ux = WIO_CONTAINER_OF(e->unexpected.next, wio_unexp, link);
+        wio_list_remove(&ux->link);
+        free(ux->data);
+        free(ux);
+    }
+    wio_groups_free(e);
+    wio_req_pool_free(e);
+    wio_tcp_destroy(e->tcp);
+    free(e->table);
+    free(e->nprocs);
+    free(e->pb_offset);
+    memset(&e->key, 0, sizeof e->key);
+    free(e);
+}
+
+static int engine_setup(wio_engine *e, int timeout)
+{
+    int rc;
+    wio_list_init(&e->groups);
+    wio_list_init(&e->posted);
+    wio_list_init(&e->unexpected);
+    if ((rc = wio_config_load(&e->cfg)))
+        return rc;
+    wio_log_set_identity(e->cfg.pbid, e->cfg.local_rank);
+    if ((rc = wio_engine_check_transports(e)) || (rc = wio_key_load(&e->key)))
+        return rc;
+    wio_tcp_params params = {
+        .key = &e->key,
+        .eager_limit = (uint32_t)e->cfg.eager_limit,
+        .eager_credit = (uint32_t)e->cfg.eager_credit,
+        .handshake_timeout = e->cfg.connect_timeout,
+    };
+    if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_engine_open(e, &e->self.addr)))
+        return rc;
+    double t0 = wio_now();
+    if ((rc = wio_boot_run(e, timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT)))
+        return rc;
+    if ((rc = wio_engine_start(e)))
+        return rc;
+    e->init_seconds = wio_now() - t0;
+    wio_info("initialised: process %u of %u, PB %d of %d, local rank %d of %d (from %s), %.3f s",
+             (unsigned)e->my_id, (unsigned)e->nprocs_total, e->cfg.pbid, e->npb, e->cfg.local_rank,
+             e->cfg.local_size, e->cfg.local_source, e->init_seconds);
+    return 0;
+}
+
+int waitio_init(int timeout)
+{
+    if (wio_engine_current)
+        return wio_fail(WAITIO_ERR_STATE, "waitio_init called twice");
+    wio_log_init_from_env();
+    wio_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    int rc = engine_setup(e, timeout);
+    if (rc) {
+        engine_free(e);
+        return rc;
+    }
+    wio_engine_current = e;
+    return 0;
+}
+
+int waitio_finalize(void)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    int rc = wio_engine_finalize(e);
+    wio_engine_current = NULL;
+    engine_free(e);
+    return rc;
+}
+
+int waitio_initialized(void) { return wio_engine_current != NULL; }
+
+const char *waitio_version(void)
+{
+#define WIO_STR2(x) #x
+#define WIO_STR(x) WIO_STR2(x)
+    return WIO_STR(WAITIO_VERSION_MAJOR) "." WIO_STR(WAITIO_VERSION_MINOR) "." WIO_STR(WAITIO_VERSION_PATCH);
+}
+
+int waitio_get_nprocs(int ary[])
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return -1;
+    if (ary)
+        for (int p = 0; p < e->npb; p++)
+            ary[p] = e->nprocs[p];
+    return e->npb;
+}
+
+int waitio_pb_size(int *sizep)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!sizep)
+        return wio_fail(WAITIO_ERR_ARG, "NULL pointer");
+    *sizep = e->npb;
+    return 0;
+}
+
+int waitio_pb_rank(int *rankp)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!rankp)
+        return wio_fail(WAITIO_ERR_ARG, "NULL pointer");
+    *rankp = e->cfg.pbid;
+    return 0;
+}
+
+int waitio_local_rank(int *rankp)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!rankp)
+        return wio_fail(WAITIO_ERR_ARG, "NULL pointer");
+    *rankp = e->cfg.local_rank;
+    return 0;
+}
+
+int waitio_local_size(int *sizep)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!sizep)
+        return wio_fail(WAITIO_ERR_ARG, "NULL pointer");
+    *sizep = e->cfg.local_size;
+    return 0;
+}
+
+/* ---- groups ---- */
+
+waitio_group_t waitio_create_group(int gid, waitio_filter_func_t func[], int order[])
+{
+    wio_engine *e = engine_or_fail();
+    wio_group *g = NULL;
+    if (e && wio_group_create_func(e, gid, func, order, &g) != 0)
+        return NULL;
+    return (waitio_group_t)g;
+}
+
+waitio_group_t waitio_create_group_wranks(int gid, int *rankap[], int order[])
+{
+    wio_engine *e = engine_or_fail();
+    wio_group *g = NULL;
+    if (e && wio_group_create_list(e, gid, rankap, order, &g) != 0)
+        return NULL;
+    return (waitio_group_t)g;
+}
+
+int waitio_group_rank(waitio_group_t grp, int *rankp)
+{
+    if (!engine_or_fail())
+        return WAITIO_ERR_STATE;
+    if (!grp || !rankp)
+        return wio_fail(WAITIO_ERR_ARG, "NULL group or pointer");
+    *rankp = ((wio_group *)grp)->my_rank;
+    return 0;
+}
+
+int waitio_group_size(waitio_group_t grp, int *sizep)
+{
+    if (!engine_or_fail())
+        return WAITIO_ERR_STATE;
+    if (!grp || !sizep)
+        return wio_fail(WAITIO_ERR_ARG, "NULL group or pointer");
+    *sizep = ((wio_group *)grp)->size;
+    return 0;
+}
+
+int waitio_group_member(waitio_group_t grp, int rank, int *pbid, int *local_rank)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    wio_group *g = (wio_group *)grp;
+    if (!g || rank < 0 || rank >= g->size)
+        return wio_fail(WAITIO_ERR_GROUP, "rank %d is not in the group", rank);
+    uint32_t id = g->members[rank];
+    int pb = 0;
+    while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= id)
+        pb++;
+    if (pbid)
+        *pbid = pb;
+    if (local_rank)
+        *local_rank = (int)(id - e->pb_offset[pb]);
+    return 0;
+}
+
+int waitio_group_free(waitio_group_t grp)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!grp)
+        return wio_fail(WAITIO_ERR_ARG, "NULL group");
+    for (uint32_t i = 0; i < e->nreqs; i++) {
+        wio_req_impl *r = e->reqs[i];
+        if (r && r->grp == (wio_group *)grp && r->state != WIO_RS_FREE && r->state != WIO_RS_DONE)
+            return wio_fail(WAITIO_ERR_STATE, "group %u still has pending requests",
+                            (unsigned)((wio_group *)grp)->gid);
+    }
+    wio_group_destroy(e, (wio_group *)grp);
+    return 0;
+}
+
+/* ---- requests ---- */
+
+static void req_bind(waitio_req_t *req, wio_req_impl *r)
+{
+    memset(req, 0, sizeof *req);
+    req->internal = r;
+    req->reserved[0] = wio_req_id(r);
+}
+
+/* The engine request behind req, or NULL if req is inactive or stale. */
+static wio_req_impl *req_impl(wio_engine *e, const waitio_req_t *req)
+{
+    wio_req_impl *r = req->internal;
+    if (!r)
+        return NULL;
+    wio_req_impl *live = wio_req_lookup(e, req->reserved[0]);
+    return live == r ? r : NULL;
+}
+
+static int req_finish(wio_engine *e, waitio_req_t *req, wio_req_impl *r)
+{
+    req->status = r->status;
+    req->internal = NULL;
+    wio_req_release(e, r);
+    return req->status.error;
+}
+
+int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, unsigned long tag,
+                 waitio_req_t *req)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!req)
+        return wio_fail(WAITIO_ERR_ARG, "NULL request");
+    wio_req_impl *r;
+    int rc = wio_engine_isend(e, (wio_group *)grp, dst, buf, len, tag, &r);
+    if (rc)
+        return rc;
+    req_bind(req, r);
+    return 0;
+}
+
+int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned long tag,
+                 waitio_req_t *req)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!req)
+        return wio_fail(WAITIO_ERR_ARG, "NULL request");
+    wio_req_impl *r;
+    int rc = wio_engine_irecv(e, (wio_group *)grp, src, buf, len, tag, &r);
+    if (rc)
+        return rc;
+    req_bind(req, r);
+    return 0;
+}
+
+static int req_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_RS_DONE; }
+
+int waitio_wait_timeout(waitio_req_t *req, double seconds)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!req)
+        return wio_fail(WAITIO_ERR_ARG, "NULL request");
+    wio_req_impl *r = req_impl(e, req);
+    if (!r)
+        return req->internal ? wio_fail(WAITIO_ERR_ARG, "stale request (already completed "
+                                        "through a copy?)") : req->status.error;
+    if (r->state != WIO_RS_DONE) {
+        int rc = wio_engine_wait_until(e, req_done, r, seconds >= 0 ? wio_now() + seconds : 0);
+        if (rc == WAITIO_ERR_TIMEOUT)
+            return WAITIO_ERR_TIMEOUT;
+        if (rc)
+            return rc;
+    }
+    return req_finish(e, req, r);
+}
+
+int waitio_wait(waitio_req_t *req) { return waitio_wait_timeout(req, -1); }
+
+int waitio_test(waitio_req_t *req, int *flag)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!req || !flag)
+        return wio_fail(WAITIO_ERR_ARG, "NULL request or flag");
+    wio_req_impl *r = req_impl(e, req);
+    *flag = 1;
+    if (!r)
+        return req->internal ? wio_fail(WAITIO_ERR_ARG, "stale request") : req->status.error;
+    int rc = wio_engine_progress(e, 0);
+    if (rc)
+        return rc;
+    if (r->state != WIO_RS_DONE) {
+        *flag = 0;
+        return 0;
+    }
+    return req_finish(e, req, r);
+}
+
+int waitio_waitall(int count, waitio_req_t reqs[])
+{
+    if (count < 0 || (count > 0 && !reqs))
+        return wio_fail(WAITIO_ERR_ARG, "bad request array");
+    int first = 0;
+    for (int i = 0; i < count; i++) {
+        int rc = waitio_wait(&reqs[i]);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+typedef struct any_ctx {
+    wio_engine *e;
+    waitio_req_t *reqs;
+    int count;
+} any_ctx;
+
+static int any_done(void *arg)
+{
+    any_ctx *a = arg;
+    for (int i = 0; i < a->count; i++) {
+        wio_req_impl *r = req_impl(a->e, &a->reqs[i]);
+        if (r && r->state == WIO_RS_DONE)
+            return 1;
+    }
+    return 0;
+}
+
+int waitio_waitany(int count, waitio_req_t reqs[], int *index)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (count < 0 || (count > 0 && !reqs) || !index)
+        return wio_fail(WAITIO_ERR_ARG, "bad request array or index pointer");
+    *index = WAITIO_UNDEFINED;
+    int active = 0;
+    for (int i = 0; i < count; i++)
+        active += req_impl(e, &reqs[i]) != NULL;
+    if (!active)
+        return 0;
+    any_ctx a = {e, reqs, count};
+    int rc = wio_engine_wait_until(e, any_done, &a, 0);
+    if (rc)
+        return rc;
+    for (int i = 0; i < count; i++) {
+        wio_req_impl *r = req_impl(e, &reqs[i]);
+        if (r && r->state == WIO_RS_DONE) {
+            *index = i;
+            return req_finish(e, &reqs[i], r);
+        }
+    }
+    return 0;
+}
+
+int waitio_cancel(waitio_req_t *req)
+{
+    wio_engine *e = engine_or_fail();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (!req)
+        return wio_fail(WAITIO_ERR_ARG, "NULL request");
+    wio_req_impl *r = req_impl(e, req);
+    if (!r)
+        return wio_fail(WAITIO_ERR_ARG, "inactive request");
+    return wio_engine_cancel(e, r);
+}

@@ -1,0 +1,137 @@
+/*
+ * auth.c — owns the instance key (where it comes from, file permission checks, first-use
+ * creation) and the keyed proofs exchanged in every connection's handshake. All cryptography
+ * is OpenSSL's; nothing here is hand-written crypto.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "auth.h"
+#include "common.h"
+#include "frame.h"
+
+int wio_random_bytes(uint8_t *buf, size_t len)
+{
+    if (RAND_bytes(buf, (int)len) != 1)
+        return wio_fail(WAITIO_ERR_SYS, "OpenSSL RAND_bytes failed");
+    return 0;
+}
+
+static void trim_trailing_space(wio_key *k)
+{
+    while (k->len > 0 && (k->bytes[k->len - 1] == '\n' || k->bytes[k->len - 1] == '\r' ||
+                          k->bytes[k->len - 1] == ' ' || k->bytes[k->len - 1] == '\t'))
+        k->len--;
+}
+
+/* Reads a key file, refusing files that others can read or write (as SSH does). */
+static int read_key_file(wio_key *k, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return wio_fail(WAITIO_ERR_KEY, "cannot open key file %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return wio_fail(WAITIO_ERR_KEY, "key file %s is not a regular file", path);
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        close(fd);
+        return wio_fail(WAITIO_ERR_KEY,
+                        "key file %s is accessible by other users (mode %03o); run chmod 600 %s",
+                        path, (unsigned)(st.st_mode & 0777), path);
+    }
+    ssize_t n = read(fd, k->bytes, sizeof k->bytes);
+    close(fd);
+    if (n < 0)
+        return wio_fail(WAITIO_ERR_KEY, "cannot read key file %s: %s", path, strerror(errno));
+    k->len = (size_t)n;
+    trim_trailing_space(k);
+    if (k->len == 0)
+        return wio_fail(WAITIO_ERR_KEY, "key file %s is empty", path);
+    snprintf(k->source, sizeof k->source, "file %s", path);
+    return 0;
+}
+
+/* Creates ~/.waitio/key atomically: write a private temporary file, then link() it into place so
+ * that concurrent first users all end up reading the same complete key. */
+static int create_user_key(const char *dir, const char *path)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return wio_fail(WAITIO_ERR_KEY, "cannot create %s: %s", dir, strerror(errno));
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return wio_fail(WAITIO_ERR_KEY, "cannot create %s: %s", tmp, strerror(errno));
+    uint8_t raw[32];
+    char hex[65];
+    int rc = wio_random_bytes(raw, sizeof raw);
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    hex[64] = '\n';
+    if (rc == 0 && write(fd, hex, 65) != 65)
+        rc = wio_fail(WAITIO_ERR_KEY, "cannot write %s: %s", tmp, strerror(errno));
+    close(fd);
+    if (rc == 0 && link(tmp, path) != 0 && errno != EEXIST)
+        rc = wio_fail(WAITIO_ERR_KEY, "cannot create key file %s: %s", path, strerror(errno));
+    unlink(tmp);
+    return rc;
+}
+
+int wio_key_load(wio_key *k)
+{
+    memset(k, 0, sizeof *k);
+    const char *v = getenv("WAITIO_KEY");
+    if (v && *v) {
+        k->len = strlen(v);
+        if (k->len > sizeof k->bytes)
+            return wio_fail(WAITIO_ERR_KEY, "WAITIO_KEY is longer than %d bytes", WIO_KEY_MAX);
+        memcpy(k->bytes, v, k->len);
+        snprintf(k->source, sizeof k->source, "WAITIO_KEY");
+        return 0;
+    }
+    v = getenv("WAITIO_KEY_FILE");
+    if (v && *v)
+        return read_key_file(k, v);
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return wio_fail(WAITIO_ERR_KEY, "no WAITIO_KEY, WAITIO_KEY_FILE or HOME to find a key");
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/.waitio", home);
+    snprintf(path, sizeof path, "%s/key", dir);
+    if (access(path, F_OK) != 0) {
+        int rc = create_user_key(dir, path);
+        if (rc)
+            return rc;
+    }
+    return read_key_file(k, path);
+}
+
+void wio_auth_proof(const wio_key *k, int role, const uint8_t nonce_c[WIO_NONCE_LEN],
+                    const uint8_t nonce_a[WIO_NONCE_LEN], uint32_t connector_id,
+                    uint32_t acceptor_id, uint8_t out[WIO_PROOF_LEN])
+{
+    uint8_t msg[8 + 2 * WIO_NONCE_LEN + 8];
+    memcpy(msg, role == WIO_PROOF_ACCEPTOR ? "wio-acc" : "wio-con", 8);
+    memcpy(msg + 8, nonce_c, WIO_NONCE_LEN);
+    memcpy(msg + 8 + WIO_NONCE_LEN, nonce_a, WIO_NONCE_LEN);
+    wio_put_le32(msg + 8 + 2 * WIO_NONCE_LEN, connector_id);
+    wio_put_le32(msg + 12 + 2 * WIO_NONCE_LEN, acceptor_id);
+    unsigned int outlen = WIO_PROOF_LEN;
+    if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, sizeof msg, out, &outlen))
+        memset(out, 0, WIO_PROOF_LEN); /* cannot match a real proof: the handshake fails */
+}
+
+int wio_auth_proof_equal(const uint8_t a[WIO_PROOF_LEN], const uint8_t b[WIO_PROOF_LEN])
+{
+    return CRYPTO_memcmp(a, b, WIO_PROOF_LEN) == 0;
+}

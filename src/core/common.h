@@ -1,0 +1,55 @@
+/*
+ * common.h — what every internal file needs: logging, error recording, clocks, the
+ * configuration read from the environment.
+ */
+#ifndef WIO_COMMON_H
+#define WIO_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "waitio.h"
+
+/* ---- logging (log.c) ---- */
+enum wio_log_level { WIO_LOG_OFF = 0, WIO_LOG_ERROR, WIO_LOG_WARN, WIO_LOG_INFO, WIO_LOG_DEBUG };
+extern int wio_log_level_current;
+void wio_log_set_identity(int pbid, int rank);
+void wio_log_init_from_env(void);
+void wio_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define WIO_LOG(level, ...) \
+    do { if ((level) <= wio_log_level_current) wio_log_write((level), __VA_ARGS__); } while (0)
+#define wio_error(...) WIO_LOG(WIO_LOG_ERROR, __VA_ARGS__)
+#define wio_warn(...) WIO_LOG(WIO_LOG_WARN, __VA_ARGS__)
+#define wio_info(...) WIO_LOG(WIO_LOG_INFO, __VA_ARGS__)
+#define wio_debug(...) WIO_LOG(WIO_LOG_DEBUG, __VA_ARGS__)
+
+/* ---- errors (error.c) ---- */
+/* Records the detailed message of a failure for waitio_error_message(), logs it at error
+ * level, and returns err so that callers can write `return wio_fail(ERR, "...")`. */
+int wio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- time ---- */
+double wio_now(void);          /* monotonic seconds */
+
+/* ---- configuration (config.c) ---- */
+typedef struct wio_config {
+    int npb, pbid;
+    int local_rank, local_size;
+    const char *local_source;      /* which variable gave local rank/size */
+    char master_host[256];
+    int master_port;
+    char rendezvous[4096];         /* "" when not used */
+    char iface[256];
+    char transports[64];
+    size_t eager_limit;            /* largest eager message we send and accept */
+    size_t chunk_size;             /* rendezvous DATA chunk */
+    size_t eager_credit;           /* unexpected eager bytes a peer may have in flight to us */
+    double spin_us, yield_us;      /* wait phases before blocking */
+    double connect_timeout;        /* seconds */
+    double finalize_timeout;       /* seconds */
+} wio_config;
+
+int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
+/* Parses a size with optional K/M/G suffix; returns -1 on malformed input. */
+int wio_parse_size(const char *s, size_t *out);
+
+#endif

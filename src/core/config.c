@@ -1,0 +1,160 @@
+/*
+ * config.c — reads the environment into a wio_config: instance layout (SPEC §3), the PB-local
+ * rank and size from WaitIO's or the launcher's variables, and the tuning knobs (docs/tuning.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common.h"
+#include "frame.h"
+
+#define DEFAULT_MASTER_PORT 27182
+#define DEFAULT_EAGER_LIMIT (64u << 10)
+#define DEFAULT_CHUNK_SIZE (512u << 10)
+#define DEFAULT_EAGER_CREDIT (4u << 20)
+
+int wio_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return -1;
+    unsigned long long mult = 1;
+    switch (*end) {
+    case 'k': case 'K': mult = 1ull << 10; end++; break;
+    case 'm': case 'M': mult = 1ull << 20; end++; break;
+    case 'g': case 'G': mult = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B' || *end == 'b')
+        end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
+    if (*end != '\0' || v > (~0ull) / mult)
+        return -1;
+    *out = (size_t)(v * mult);
+    return 0;
+}
+
+/* Reads integer variable `name` into *out if set; fails on garbage or out-of-range values. */
+static int env_int(const char *name, int lo, int hi, int *out, int *found)
+{
+    const char *v = getenv(name);
+    if (found)
+        *found = 0;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end != '\0' || x < lo || x > hi)
+        return wio_fail(WAITIO_ERR_ENV, "%s='%s' is not an integer in [%d, %d]", name, v, lo, hi);
+    *out = (int)x;
+    if (found)
+        *found = 1;
+    return 0;
+}
+
+static int env_size(const char *name, size_t lo, size_t hi, size_t *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    size_t x;
+    if (wio_parse_size(v, &x) != 0 || x < lo || x > hi)
+        return wio_fail(WAITIO_ERR_ENV, "%s='%s' is not a size in [%zu, %zu]", name, v, lo, hi);
+    *out = x;
+    return 0;
+}
+
+static int env_double(const char *name, double lo, double hi, double *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end != '\0' || !(x >= lo && x <= hi))
+        return wio_fail(WAITIO_ERR_ENV, "%s='%s' is not a number in [%g, %g]", name, v, lo, hi);
+    *out = x;
+    return 0;
+}
+
+static int env_string(const char *name, char *dst, size_t cap, const char *dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        v = dflt;
+    if (strlen(v) >= cap)
+        return wio_fail(WAITIO_ERR_ENV, "%s is too long (at most %zu characters)", name, cap - 1);
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+}
+
+/* PB-local rank/size: WaitIO's own variables first, then the launchers' (SPEC §3). */
+static int load_local_rank(wio_config *c)
+{
+    static const struct { const char *rank, *size; } sources[] = {
+        {"WAITIO_PB_RANK", "WAITIO_PB_SIZE"},
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"PMI_RANK", "PMI_SIZE"},
+        {"PMIX_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"SLURM_PROCID", "SLURM_NTASKS"},
+    };
+    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
+        int rank = 0, size = 0, have_rank, have_size, rc;
+        if ((rc = env_int(sources[i].rank, 0, 1 << 24, &rank, &have_rank)))
+            return rc;
+        if (!have_rank)
+            continue;
+        if ((rc = env_int(sources[i].size, 1, 1 << 24, &size, &have_size)))
+            return rc;
+        if (!have_size)
+            continue;
+        if (rank >= size)
+            return wio_fail(WAITIO_ERR_ENV, "%s=%d is not below %s=%d", sources[i].rank, rank,
+                            sources[i].size, size);
+        c->local_rank = rank;
+        c->local_size = size;
+        c->local_source = sources[i].rank;
+        return 0;
+    }
+    c->local_rank = 0;
+    c->local_size = 1;
+    c->local_source = "default (single process)";
+    return 0;
+}
+
+int wio_config_load(wio_config *c)
+{
+    int rc;
+    memset(c, 0, sizeof *c);
+    c->npb = 1;
+    c->master_port = DEFAULT_MASTER_PORT;
+    c->eager_limit = DEFAULT_EAGER_LIMIT;
+    c->chunk_size = DEFAULT_CHUNK_SIZE;
+    c->eager_credit = DEFAULT_EAGER_CREDIT;
+    c->spin_us = 50;
+    c->yield_us = 2000;
+    c->connect_timeout = 30;
+    c->finalize_timeout = 5;
+    if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, NULL)) ||
+        (rc = env_int("WAITIO_PBID", 0, 1 << 16, &c->pbid, NULL)) ||
+        (rc = env_int("WAITIO_MASTER_PORT", 1, 65535, &c->master_port, NULL)) ||
+        (rc = env_string("WAITIO_MASTER_HOST", c->master_host, sizeof c->master_host, "127.0.0.1")) ||
+        (rc = env_string("WAITIO_RENDEZVOUS", c->rendezvous, sizeof c->rendezvous, "")) ||
+        (rc = env_string("WAITIO_IFACE", c->iface, sizeof c->iface, "")) ||
+        (rc = env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "tcp")) ||
+        (rc = env_size("WAITIO_EAGER_LIMIT", 0, WIO_EAGER_HARD_MAX, &c->eager_limit)) ||
+        (rc = env_size("WAITIO_CHUNK_SIZE", 4096, WIO_CHUNK_HARD_MAX, &c->chunk_size)) ||
+        (rc = env_size("WAITIO_EAGER_CREDIT", 0, (size_t)1 << 31, &c->eager_credit)) ||
+        (rc = env_double("WAITIO_SPIN_US", 0, 1e7, &c->spin_us)) ||
+        (rc = env_double("WAITIO_YIELD_US", 0, 1e7, &c->yield_us)) ||
+        (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
+        (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
+        (rc = load_local_rank(c)))
+        return rc;
+    if (c->pbid >= c->npb)
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_PBID=%d is not below WAITIO_NPB=%d", c->pbid, c->npb);
+    return 0;
+}

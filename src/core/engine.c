@@ -1,0 +1,894 @@
+/*
+ * engine.c — the progress engine: peers and their connections, the point-to-point protocol
+ * (eager with credit-based flow control, rendezvous RTS/CTS/DATA), matching of arriving
+ * messages against posted receives, failure propagation, waiting and finalize.
+ * docs/protocol.md describes the frames and the state machines implemented here.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/engine.h"
+#include "transport/tcp.h"
+
+#define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
+#define RECONNECT_DELAY 2.0
+
+wio_engine *wio_engine_current;
+
+static const wio_transport_ops *const transport_table[] = {&wio_transport_tcp};
+
+static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why);
+
+/* ------------------------------------------------------------------------------------ */
+/* peers                                                                                */
+
+wio_peer *wio_engine_peer(wio_engine *e, uint32_t id)
+{
+    if (e->peers[id])
+        return e->peers[id];
+    wio_peer *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->id = id;
+    p->state = WIO_PEER_IDLE;
+    p->t = transport_table[0];
+    wio_list_init(&p->pending);
+    p->credit_item.owner = p;
+    p->bye_item.owner = p;
+    e->peers[id] = p;
+    return p;
+}
+
+static void peer_connect(wio_engine *e, wio_peer *p)
+{
+    p->state = WIO_PEER_CONNECTING;
+    p->connect_retry_at = 0;
+    int rc = p->t->connect(e, p);
+    if (rc)
+        peer_fail(e, p, WAITIO_ERR_PEER, waitio_error_message());
+}
+
+static int peer_gone(const wio_peer *p)
+{
+    return p->state == WIO_PEER_FAILED || p->bye_sent || p->bye_received;
+}
+
+/* Hands an item to the peer's connection, queueing it until the connection is open. */
+static void peer_queue(wio_engine *e, wio_peer *p, wio_send_item *it)
+{
+    if (peer_gone(p)) {
+        it->done(it, p->err ? p->err : WAITIO_ERR_PEER_FINALIZED);
+        return;
+    }
+    if (p->state == WIO_PEER_OPEN) {
+        e->frames_out++;
+        p->t->send(e, p, it);
+        return;
+    }
+    wio_list_insert_tail(&p->pending, &it->link);
+    if (p->state == WIO_PEER_IDLE)
+        peer_connect(e, p);
+}
+
+static void credit_item_done(wio_send_item *it, int err)
+{
+    (void)err;
+    ((wio_peer *)it->owner)->credit_item_busy = 0;
+}
+
+static void maybe_return_credit(wio_engine *e, wio_peer *p)
+{
+    if (p->credit_item_busy || p->state != WIO_PEER_OPEN || peer_gone(p) ||
+        p->credit_owed < e->cfg.eager_credit / 2)
+        return;
+    wio_send_item *it = &p->credit_item;
+    memset(&it->h, 0, sizeof it->h);
+    it->h.type = WIO_FT_CREDIT;
+    it->total = 0;
+    it->chunk = 0;
+    it->done = credit_item_done;
+    p->credit_item_busy = 1;
+    peer_queue(e, p, it);
+}
+
+/* Gives back the credit of an eager message whose buffer is no longer held here. */
+static void release_credit(wio_engine *e, uint32_t peer_id, uint64_t len)
+{
+    wio_peer *p = e->peers[peer_id];
+    if (!p)
+        return;
+    uint32_t cost = (uint32_t)len + EAGER_OVERHEAD;
+    p->credit_owed += cost;
+    p->recv_credit += cost;
+    maybe_return_credit(e, p);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* matching                                                                             */
+
+static int src_matches(const wio_req_impl *r, uint32_t peer_id, uint32_t src)
+{
+    if (r->rank != WAITIO_ANY_SOURCE)
+        return (uint32_t)r->rank == src && r->peer_id == peer_id;
+    return r->grp && src < (uint32_t)r->grp->size && r->grp->members[src] == peer_id;
+}
+
+static int req_matches(const wio_req_impl *r, uint32_t peer_id, uint32_t gid, uint32_t src, uint64_t tag)
+{
+    return r->gid == gid && (r->tag == WAITIO_ANY_TAG || r->tag == tag) && src_matches(r, peer_id, src);
+}
+
+static wio_req_impl *match_posted(wio_engine *e, uint32_t peer_id, const wio_frame_hdr *h)
+{
+    wio_list *pos, *tmp;
+    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->posted) {
+        wio_req_impl *r = WIO_CONTAINER_OF(pos, wio_req_impl, link);
+        if (req_matches(r, peer_id, h->gid, h->src, h->tag)) {
+            wio_list_remove(&r->link);
+            r->peer_id = peer_id;
+            r->status.source = (int)h->src;
+            r->status.tag = h->tag;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void unexp_free(wio_engine *e, wio_unexp *ux)
+{
+    if (wio_list_linked(&ux->link))
+        wio_list_remove(&ux->link);
+    if (ux->kind == WIO_UX_EAGER)
+        e->unexpected_bytes -= ux->len;
+    free(ux->data);
+    free(ux);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* sending                                                                              */
+
+static void send_eager_done(wio_send_item *it, int err)
+{
+    wio_req_impl *r = it->owner;
+    wio_req_complete(r, err);
+}
+
+static void send_rts_done(wio_send_item *it, int err)
+{
+    if (err)
+        wio_req_complete(it->owner, err);
+}
+
+static void send_data_done(wio_send_item *it, int err)
+{
+    wio_req_complete(it->owner, err);
+}
+
+static void cts_done(wio_send_item *it, int err)
+{
+    wio_req_impl *r = it->owner;
+    if (err || r->cts_trunc)
+        wio_req_complete(r, err ? err : WAITIO_ERR_TRUNCATE);
+}
+
+static void prepare_rts(wio_req_impl *r)
+{
+    r->state = WIO_RS_SEND_RTS;
+    r->item.h.type = WIO_FT_RTS;
+    r->item.h.id = wio_req_id(r);
+    r->item.h.aux = r->msg_len;
+    r->item.total = 0;
+    r->item.done = send_rts_done;
+}
+
+/* Decides eager vs rendezvous once the peer's limits are known. */
+static void choose_protocol(wio_peer *p, wio_req_impl *r)
+{
+    int64_t cost = (int64_t)r->msg_len + EAGER_OVERHEAD;
+    if (r->msg_len <= p->eager_limit && cost <= p->send_credit) {
+        p->send_credit -= cost;
+        r->state = WIO_RS_SEND_EAGER;
+        r->item.h.type = WIO_FT_EAGER;
+        r->item.payload = r->buf;
+        r->item.total = r->msg_len;
+        r->item.done = send_eager_done;
+    } else {
+        prepare_rts(r);
+    }
+}
+
+static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sender_id, int trunc)
+{
+    wio_send_item *it = &r->item;
+    memset(&it->h, 0, sizeof it->h);
+    it->h.type = WIO_FT_CTS;
+    it->h.id = sender_id;
+    it->h.aux = wio_req_id(r);
+    it->h.flags = trunc ? WIO_FF_TRUNC : 0;
+    it->total = 0;
+    it->chunk = 0;
+    it->done = cts_done;
+    r->cts_trunc = trunc;
+    r->remote_id = sender_id;
+    if (!trunc)
+        r->state = WIO_RS_RECV_RDV;
+    peer_queue(e, p, it);
+}
+
+/* A receive matched an RTS (at arrival or from the unexpected queue). */
+static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t len, uint64_t sender_id)
+{
+    r->msg_len = len;
+    r->status.len = len;
+    r->peer_id = p->id;
+    if (len > r->cap) {
+        r->status.error = WAITIO_ERR_TRUNCATE;
+        r->state = WIO_RS_RECV_RDV;
+        send_cts(e, p, r, sender_id, 1);
+        return;
+    }
+    if (len == 0) { /* nothing will follow the CTS */
+        send_cts(e, p, r, sender_id, 0);
+        wio_req_complete(r, 0);
+        return;
+    }
+    send_cts(e, p, r, sender_id, 0);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* connection handler                                                                   */
+
+static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
+{
+    wio_engine *e = ctx;
+    if (peer_id >= e->nprocs_total || peer_id == e->my_id)
+        return -1;
+    wio_peer *p = wio_engine_peer(e, peer_id);
+    if (!p || peer_gone(p))
+        return -1;
+    if (p->state == WIO_PEER_OPEN)
+        return -2;
+    if (p->state == WIO_PEER_CONNECTING && p->tconn) {
+        if (wio_tcp_conn_user(p->tconn) != p)
+            return -2;                      /* a second incoming connection */
+        if (e->my_id < peer_id)
+            return 1;                       /* our connection wins; the peer drops its own */
+        wio_conn *ours = p->tconn;          /* theirs wins: drop ours, keep the pending items */
+        wio_tcp_conn_set_user(ours, NULL);
+        wio_tcp_conn_close(ours, WAITIO_ERR_PEER);
+    }
+    p->state = WIO_PEER_CONNECTING;
+    p->tconn = c;
+    wio_tcp_conn_set_user(c, p);
+    return 0;
+}
+
+static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
+{
+    wio_engine *e = ctx;
+    wio_peer *p = wio_tcp_conn_user(c);
+    if (!p)
+        return;
+    p->state = WIO_PEER_OPEN;
+    p->eager_limit = (uint32_t)(hello->eager_limit < e->cfg.eager_limit ? hello->eager_limit
+                                                                      : e->cfg.eager_limit);
+    p->send_credit = hello->eager_credit;
+    p->recv_credit = (int64_t)e->cfg.eager_credit;
+    wio_debug("connection to process %u open (%s)", (unsigned)p->id, wio_tcp_conn_desc(c));
+    while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
+        wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
+        wio_list_remove(&it->link);
+        if (it->h.type == WIO_FT_EAGER && it->done == send_eager_done)
+            choose_protocol(p, it->owner);
+        e->frames_out++;
+        p->t->send(e, p, it);
+    }
+}
+
+static uint32_t on_take_credit(void *ctx, wio_conn *c)
+{
+    (void)ctx;
+    wio_peer *p = wio_tcp_conn_user(c);
+    if (!p)
+        return 0;
+    uint32_t v = p->credit_owed;
+    p->credit_owed = 0;
+    return v;
+}
+
+static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t **dest)
+{
+    int64_t cost = (int64_t)h->len + EAGER_OVERHEAD;
+    if (h->len > e->cfg.eager_limit || cost > p->recv_credit) {
+        wio_warn("process %u exceeded its eager limit or credit", (unsigned)p->id);
+        return -1;
+    }
+    p->recv_credit -= cost;
+    wio_req_impl *r = match_posted(e, p->id, h);
+    if (r) {
+        r->status.len = h->len;
+        r->msg_len = h->len;
+        r->state = WIO_RS_RECV_EAGER;
+        if (h->len > r->cap)
+            r->status.error = WAITIO_ERR_TRUNCATE;
+        else
+            *dest = r->buf;
+        e->rx_req = r;
+        return 0;
+    }
+    wio_unexp *ux = calloc(1, sizeof *ux);
+    uint8_t *data = malloc(h->len ? h->len : 1);
+    if (!ux || !data) {
+        free(ux);
+        free(data);
+        wio_error("out of memory buffering an unexpected message");
+        return -1;
+    }
+    ux->kind = WIO_UX_EAGER;
+    ux->peer_id = p->id;
+    ux->gid = h->gid;
+    ux->src = h->src;
+    ux->tag = h->tag;
+    ux->len = h->len;
+    ux->data = data;
+    e->unexpected_bytes += h->len;
+    wio_list_insert_tail(&e->unexpected, &ux->link);
+    *dest = data;
+    e->rx_unexp = ux;
+    return 0;
+}
+
+static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+{
+    wio_req_impl *r = match_posted(e, p->id, h);
+    if (r) {
+        recv_matched_rts(e, p, r, h->aux, h->id);
+        return 0;
+    }
+    wio_unexp *ux = calloc(1, sizeof *ux);
+    if (!ux)
+        return -1;
+    ux->kind = WIO_UX_RTS;
+    ux->peer_id = p->id;
+    ux->gid = h->gid;
+    ux->src = h->src;
+    ux->tag = h->tag;
+    ux->len = h->aux;
+    ux->remote_id = h->id;
+    wio_list_insert_tail(&e->unexpected, &ux->link);
+    return 0;
+}
+
+static int begin_cts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+{
+    wio_req_impl *s = wio_req_lookup(e, h->id);
+    if (!s || s->kind != WIO_REQ_SEND || s->state != WIO_RS_SEND_RTS || s->peer_id != p->id)
+        return -1;
+    if (h->flags & WIO_FF_TRUNC) { /* the receiver reports the truncation; the send succeeded */
+        wio_req_complete(s, 0);
+        return 0;
+    }
+    if (s->msg_len == 0) {
+        wio_req_complete(s, 0);
+        return 0;
+    }
+    s->state = WIO_RS_SEND_DATA;
+    wio_send_item *it = &s->item;
+    memset(&it->h, 0, sizeof it->h);
+    it->h.type = WIO_FT_DATA;
+    it->h.id = h->aux;
+    it->payload = s->buf;
+    it->total = s->msg_len;
+    it->chunk = e->cfg.chunk_size;
+    it->offset = 0;
+    it->done = send_data_done;
+    peer_queue(e, p, it);
+    return 0;
+}
+
+static int begin_data(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t **dest)
+{
+    wio_req_impl *r = wio_req_lookup(e, h->id);
+    if (!r || r->kind != WIO_REQ_RECV || r->state != WIO_RS_RECV_RDV || r->peer_id != p->id ||
+        r->cts_trunc || h->aux != r->received || h->len > r->msg_len - r->received || h->len == 0)
+        return -1;
+    *dest = r->buf + h->aux;
+    e->rx_req = r;
+    return 0;
+}
+
+static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+{
+    wio_engine *e = ctx;
+    wio_peer *p = wio_tcp_conn_user(c);
+    if (!p)
+        return -1;
+    e->frames_in++;
+    p->send_credit += h->credit;
+    e->rx_req = NULL;
+    e->rx_unexp = NULL;
+    *dest = NULL;
+    switch (h->type) {
+    case WIO_FT_EAGER: return begin_eager(e, p, h, dest);
+    case WIO_FT_RTS: return begin_rts(e, p, h);
+    case WIO_FT_CTS: return begin_cts(e, p, h);
+    case WIO_FT_DATA: return begin_data(e, p, h, dest);
+    case WIO_FT_CREDIT:
+    case WIO_FT_BYE: return 0;
+    default: return -1; /* start-up frames have no business on a peer connection */
+    }
+}
+
+/* Copies a completed unexpected eager message into the receive that matched it. */
+static void deliver_unexpected(wio_engine *e, wio_req_impl *r, wio_unexp *ux)
+{
+    r->status.len = ux->len;
+    if (ux->len > r->cap)
+        r->status.error = WAITIO_ERR_TRUNCATE;
+    else if (ux->len)
+        memcpy(r->buf, ux->data, ux->len);
+    release_credit(e, ux->peer_id, ux->len);
+    unexp_free(e, ux);
+    wio_req_complete(r, 0);
+}
+
+static void peer_bye_received(wio_engine *e, wio_peer *p);
+
+static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+{
+    wio_engine *e = ctx;
+    wio_peer *p = wio_tcp_conn_user(c);
+    if (!p)
+        return -1;
+    switch (h->type) {
+    case WIO_FT_EAGER:
+        if (e->rx_req) {
+            release_credit(e, p->id, h->len);
+            wio_req_complete(e->rx_req, 0);
+        } else if (e->rx_unexp) {
+            wio_unexp *ux = e->rx_unexp;
+            ux->complete = 1;
+            if (ux->waiting)
+                deliver_unexpected(e, ux->waiting, ux);
+        }
+        break;
+    case WIO_FT_DATA:
+        if (e->rx_req) {
+            e->rx_req->received += h->len;
+            if (e->rx_req->received == e->rx_req->msg_len)
+                wio_req_complete(e->rx_req, 0);
+        }
+        break;
+    case WIO_FT_BYE:
+        peer_bye_received(e, p);
+        break;
+    default:
+        break;
+    }
+    e->rx_req = NULL;
+    e->rx_unexp = NULL;
+    return 0;
+}
+
+static void on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+{
+    wio_engine *e = ctx;
+    wio_peer *p = wio_tcp_conn_user(c);
+    if (!p || p->tconn != c)
+        return;
+    p->tconn = NULL;
+    if (rejected) {
+        /* the peer's own connection to us wins; if it never comes, connect again */
+        p->connect_retry_at = wio_now() + RECONNECT_DELAY;
+        return;
+    }
+    if (p->bye_received) {
+        p->state = WIO_PEER_FAILED;
+        p->err = WAITIO_ERR_PEER_FINALIZED;
+        return;
+    }
+    peer_fail(e, p, err == WAITIO_ERR_AUTH ? WAITIO_ERR_AUTH : WAITIO_ERR_PEER, why);
+}
+
+const wio_conn_handler wio_engine_conn_handler = {
+    .incoming = on_incoming,
+    .opened = on_opened,
+    .frame_begin = on_frame_begin,
+    .frame_end = on_frame_end,
+    .closed = on_closed,
+    .take_credit = on_take_credit,
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* failures and finalize                                                                */
+
+/* Completes with `err` every request that can no longer finish because peer p is gone. */
+static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
+{
+    for (uint32_t i = 0; i < e->nreqs; i++) {
+        wio_req_impl *r = e->reqs[i];
+        if (!r || r->state == WIO_RS_FREE || r->state == WIO_RS_DONE || r->peer_id != p->id)
+            continue;
+        if (r->kind == WIO_REQ_RECV && r->state == WIO_RS_RECV_POSTED && r->rank == WAITIO_ANY_SOURCE)
+            continue;
+        if (r->state == WIO_RS_RECV_UNEXP && r->unexp) {
+            unexp_free(e, r->unexp);
+            r->unexp = NULL;
+        }
+        wio_req_complete(r, err);
+    }
+    /* messages that can never finish arriving are dropped; complete ones stay receivable */
+    wio_list *pos, *tmp;
+    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->unexpected) {
+        wio_unexp *ux = WIO_CONTAINER_OF(pos, wio_unexp, link);
+        if (ux->peer_id == p->id && (ux->kind == WIO_UX_RTS || !ux->complete))
+            unexp_free(e, ux);
+    }
+    e->rx_req = NULL;
+    e->rx_unexp = NULL;
+}
+
+static void drop_pending(wio_peer *p, int err)
+{
+    while (!wio_list_empty(&p->pending)) {
+        wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
+        wio_list_remove(&it->link);
+        it->done(it, err);
+    }
+}
+
+static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
+{
+    if (p->state == WIO_PEER_FAILED)
+        return;
+    if (!e->finalizing)
+        wio_warn("lost process %u: %s", (unsigned)p->id, why);
+    p->state = WIO_PEER_FAILED;
+    p->err = err;
+    if (p->tconn) {
+        p->t->close_peer(e, p);
+    }
+    drop_pending(p, err);
+    fail_requests_of_peer(e, p, err);
+}
+
+static void bye_done(wio_send_item *it, int err)
+{
+    wio_peer *p = it->owner;
+    if (!err && wio_engine_current)
+        p->t->shutdown_peer(wio_engine_current, p);
+}
+
+static void send_bye(wio_engine *e, wio_peer *p)
+{
+    if (p->bye_sent || p->state == WIO_PEER_FAILED)
+        return;
+    wio_send_item *it = &p->bye_item;
+    memset(&it->h, 0, sizeof it->h);
+    it->h.type = WIO_FT_BYE;
+    it->total = 0;
+    it->chunk = 0;
+    it->done = bye_done;
+    if (p->state == WIO_PEER_OPEN) {
+        e->frames_out++;
+        p->t->send(e, p, it);
+    }
+    p->bye_sent = 1;
+    p->state = WIO_PEER_CLOSING;
+}
+
+static void peer_bye_received(wio_engine *e, wio_peer *p)
+{
+    p->bye_received = 1;
+    drop_pending(p, WAITIO_ERR_PEER_FINALIZED);
+    fail_requests_of_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
+    send_bye(e, p);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* progress and waiting                                                                 */
+
+static void retry_lost_races(wio_engine *e, double now)
+{
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        wio_peer *p = e->peers[i];
+        if (p && p->connect_retry_at > 0 && now >= p->connect_retry_at &&
+            p->state == WIO_PEER_CONNECTING && !p->tconn)
+            peer_connect(e, p);
+    }
+}
+
+int wio_engine_progress(wio_engine *e, int timeout_ms)
+{
+    int n = transport_table[0]->progress(e, timeout_ms);
+    if (n < 0)
+        return -n;
+    static double next_check;
+    double now = wio_now();
+    if (now >= next_check) {
+        next_check = now + 0.1;
+        retry_lost_races(e, now);
+    }
+    return 0;
+}
+
+int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline)
+{
+    double t0 = wio_now();
+    double spin = e->oversubscribed ? 0 : e->cfg.spin_us * 1e-6;
+    double yield = spin + e->cfg.yield_us * 1e-6;
+    for (;;) {
+        int rc = wio_engine_progress(e, 0);
+        if (rc)
+            return rc;
+        if (ready(arg))
+            return 0;
+        double now = wio_now();
+        if (deadline > 0 && now >= deadline)
+            return WAITIO_ERR_TIMEOUT;
+        double waited = now - t0;
+        if (waited < spin)
+            continue;
+        if (waited < yield) {
+            sched_yield();
+            continue;
+        }
+        int ms = 100;
+        if (deadline > 0 && (deadline - now) * 1000 < ms)
+            ms = (int)((deadline - now) * 1000) + 1;
+        if ((rc = wio_engine_progress(e, ms)))
+            return rc;
+        if (ready(arg))
+            return 0;
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* point-to-point                                                                       */
+
+static int check_group_rank(wio_engine *e, wio_group *g, int rank, int allow_any)
+{
+    (void)e;
+    if (!g)
+        return wio_fail(WAITIO_ERR_GROUP, "NULL group");
+    if (g->my_rank == WAITIO_UNDEFINED)
+        return wio_fail(WAITIO_ERR_NOT_MEMBER, "this process is not a member of group %u",
+                        (unsigned)g->gid);
+    if (allow_any && rank == WAITIO_ANY_SOURCE)
+        return 0;
+    if (rank < 0 || rank >= g->size)
+        return wio_fail(WAITIO_ERR_GROUP, "rank %d is outside group %u of size %d", rank,
+                        (unsigned)g->gid, g->size);
+    return 0;
+}
+
+static int self_send_unsupported(void)
+{
+    return wio_fail(WAITIO_ERR_ARG, "sending to oneself is not supported");
+}
+
+int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
+                     uint64_t tag, wio_req_impl **out)
+{
+    int rc = check_group_rank(e, g, dst, 0);
+    if (rc)
+        return rc;
+    if (tag == WAITIO_ANY_TAG)
+        return wio_fail(WAITIO_ERR_ARG, "WAITIO_ANY_TAG cannot be sent");
+    if (!buf && len)
+        return wio_fail(WAITIO_ERR_ARG, "NULL buffer with length %zu", len);
+    uint32_t pid = g->members[dst];
+    if (pid == e->my_id)
+        return self_send_unsupported();
+    wio_peer *p = wio_engine_peer(e, pid);
+    wio_req_impl *r = p ? wio_req_alloc(e, WIO_REQ_SEND) : NULL;
+    if (!r)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
+    r->grp = g;
+    r->gid = g->gid;
+    r->rank = dst;
+    r->peer_id = pid;
+    r->tag = tag;
+    r->buf = (uint8_t *)buf;
+    r->cap = r->msg_len = len;
+    r->status.source = dst;
+    r->status.tag = tag;
+    r->status.len = len;
+    r->item.h.gid = g->gid;
+    r->item.h.src = (uint32_t)g->my_rank;
+    r->item.h.tag = tag;
+    *out = r;
+    if (p->state == WIO_PEER_OPEN) {
+        choose_protocol(p, r);
+    } else {
+        /* tentatively eager; decided for real when the connection opens */
+        r->state = WIO_RS_SEND_EAGER;
+        r->item.h.type = WIO_FT_EAGER;
+        r->item.payload = r->buf;
+        r->item.total = len;
+        r->item.done = send_eager_done;
+    }
+    peer_queue(e, p, &r->item);
+    return 0;
+}
+
+int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,
+                     wio_req_impl **out)
+{
+    int rc = check_group_rank(e, g, src, 1);
+    if (rc)
+        return rc;
+    if (!buf && len)
+        return wio_fail(WAITIO_ERR_ARG, "NULL buffer with length %zu", len);
+    uint32_t pid = src == WAITIO_ANY_SOURCE ? WIO_ID_BOOT : g->members[src];
+    if (pid == e->my_id)
+        return self_send_unsupported();
+    wio_req_impl *r = wio_req_alloc(e, WIO_REQ_RECV);
+    if (!r)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a receive");
+    r->grp = g;
+    r->gid = g->gid;
+    r->rank = src;
+    r->peer_id = pid;
+    r->tag = tag;
+    r->buf = buf;
+    r->cap = len;
+    r->state = WIO_RS_RECV_POSTED;
+    *out = r;
+    wio_list *pos, *tmp;
+    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->unexpected) {
+        wio_unexp *ux = WIO_CONTAINER_OF(pos, wio_unexp, link);
+        if (!req_matches(r, ux->peer_id, ux->gid, ux->src, ux->tag))
+            continue;
+        wio_list_remove(&ux->link);
+        r->peer_id = ux->peer_id;
+        r->status.source = (int)ux->src;
+        r->status.tag = ux->tag;
+        if (ux->kind == WIO_UX_RTS) {
+            wio_peer *p = e->peers[ux->peer_id];
+            uint64_t len_total = ux->len, sender = ux->remote_id;
+            unexp_free(e, ux);
+            recv_matched_rts(e, p, r, len_total, sender);
+        } else if (ux->complete) {
+            deliver_unexpected(e, r, ux);
+        } else {
+            r->state = WIO_RS_RECV_UNEXP;
+            r->unexp = ux;
+            ux->waiting = r;
+        }
+        return 0;
+    }
+    if (pid != WIO_ID_BOOT) {
+        wio_peer *p = wio_engine_peer(e, pid);
+        if (!p) {
+            wio_req_complete(r, WAITIO_ERR_NOMEM);
+            return 0;
+        }
+        if (peer_gone(p)) {
+            wio_req_complete(r, p->err ? p->err : WAITIO_ERR_PEER_FINALIZED);
+            return 0;
+        }
+        if (p->state == WIO_PEER_IDLE) /* connect now so that a dead peer is noticed */
+            peer_connect(e, p);
+        if (peer_gone(p)) {
+            wio_req_complete(r, p->err);
+            return 0;
+        }
+    }
+    wio_list_insert_tail(&e->posted, &r->link);
+    return 0;
+}
+
+int wio_engine_cancel(wio_engine *e, wio_req_impl *r)
+{
+    (void)e;
+    if (r->kind != WIO_REQ_RECV || r->state != WIO_RS_RECV_POSTED)
+        return wio_fail(WAITIO_ERR_ARG, "only receives that have not matched can be cancelled");
+    wio_req_complete(r, WAITIO_ERR_CANCELLED);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* start and finalize                                                                   */
+
+static int all_peers_closed(void *arg)
+{
+    wio_engine *e = arg;
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        wio_peer *p = e->peers[i];
+        if (p && p->tconn)
+            return 0;
+    }
+    return 1;
+}
+
+static int all_sends_flushed(void *arg)
+{
+    wio_engine *e = arg;
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        wio_peer *p = e->peers[i];
+        if (p && p->state == WIO_PEER_OPEN && p->tconn && !wio_tcp_conn_idle(p->tconn))
+            return 0;
+    }
+    return 1;
+}
+
+int wio_engine_finalize(wio_engine *e)
+{
+    e->finalizing = 1;
+    double deadline = wio_now() + e->cfg.finalize_timeout;
+    /* frames already handed to the kernel-side queues go out first, then BYE, then we wait
+     * for each peer to close its side, so no data in flight is cut off by a reset */
+    int rc = wio_engine_wait_until(e, all_sends_flushed, e, deadline);
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        wio_peer *p = e->peers[i];
+        if (!p)
+            continue;
+        if (p->state == WIO_PEER_OPEN)
+            send_bye(e, p);
+        else if (p->tconn && p->state != WIO_PEER_CLOSING)
+            p->t->close_peer(e, p);
+        drop_pending(p, WAITIO_ERR_CANCELLED);
+    }
+    int rc2 = wio_engine_wait_until(e, all_peers_closed, e, deadline);
+    if (rc2 == WAITIO_ERR_TIMEOUT)
+        wio_info("finalize: some peers did not close within %.1f s", e->cfg.finalize_timeout);
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        wio_peer *p = e->peers[i];
+        if (p && p->tconn)
+            p->t->close_peer(e, p);
+    }
+    transport_table[0]->close(e);
+    return rc == WAITIO_ERR_TIMEOUT ? 0 : rc;
+}
+
+static int parse_transports(wio_engine *e)
+{
+    char list[sizeof e->cfg.transports];
+    memcpy(list, e->cfg.transports, sizeof list);
+    int usable = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",: ", &save); tok; tok = strtok_r(NULL, ",: ", &save)) {
+        int known = 0;
+        for (size_t i = 0; i < sizeof transport_table / sizeof transport_table[0]; i++)
+            if (strcmp(tok, transport_table[i]->name) == 0)
+                known = 1;
+        if (known)
+            usable++;
+        else if (strcmp(tok, "shm") == 0 || strcmp(tok, "file") == 0)
+            wio_info("transport '%s' is not available in this build; skipped", tok);
+        else
+            return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS: unknown transport '%s'", tok);
+    }
+    if (!usable)
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS='%s' names no available transport "
+                        "(available: tcp)", e->cfg.transports);
+    return 0;
+}
+
+int wio_engine_check_transports(wio_engine *e) { return parse_transports(e); }
+
+int wio_engine_open(wio_engine *e, wio_addr *self) { return transport_table[0]->open(e, self); }
+
+int wio_engine_start(wio_engine *e)
+{
+    e->peers = calloc(e->nprocs_total, sizeof *e->peers);
+    if (!e->peers)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for %u peers", (unsigned)e->nprocs_total);
+    wio_list_init(&e->posted);
+    wio_list_init(&e->unexpected);
+    uint32_t local = 0;
+    for (uint32_t i = 0; i < e->nprocs_total; i++)
+        if (e->table[i].host_id == e->table[e->my_id].host_id)
+            local++;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    e->oversubscribed = cores > 0 && local > (uint32_t)cores;
+    int rc = transport_table[0]->start(e);
+    if (rc)
+        return rc;
+    wio_debug("%u processes on this host, %ld cores%s", (unsigned)local, cores,
+              e->oversubscribed ? ": oversubscribed, waiting yields at once" : "");
+    return 0;
+}

@@ -1,0 +1,183 @@
+/*
+ * engine.h — the progress engine's state: the instance (address table, PB layout), peers,
+ * requests and their state machine, matching queues, groups. One engine per process.
+ */
+#ifndef WIO_ENGINE_H
+#define WIO_ENGINE_H
+
+#include <stdint.h>
+#include "core/auth.h"
+#include "core/common.h"
+#include "core/frame.h"
+#include "core/list.h"
+#include "transport/transport.h"
+
+struct wio_tcp;
+struct wio_tcp_listener;
+
+/* One process of the instance as the address table describes it. */
+typedef struct wio_proc {
+    wio_addr addr;
+    uint64_t host_id; /* hash of the boot id: equal means same host */
+} wio_proc;
+
+enum wio_peer_state {
+    WIO_PEER_IDLE,        /* no connection yet */
+    WIO_PEER_CONNECTING,  /* our connection or theirs is being set up */
+    WIO_PEER_OPEN,
+    WIO_PEER_CLOSING,     /* we or they finalized; BYE exchanged or under way */
+    WIO_PEER_FAILED,      /* connection lost; err says why */
+};
+
+typedef struct wio_peer {
+    uint32_t id;
+    int state;
+    int err;                     /* WAITIO_ERR_PEER or WAITIO_ERR_PEER_FINALIZED once gone */
+    const wio_transport_ops *t;
+    void *tconn;                 /* the transport's connection object */
+    wio_list pending;            /* items queued before the connection opened */
+    int64_t send_credit;         /* eager bytes we may still send to this peer */
+    int64_t recv_credit;         /* eager bytes the peer may still send us (checked) */
+    uint32_t credit_owed;        /* bytes freed here, not yet returned to the peer */
+    uint32_t eager_limit;        /* min(ours, the peer's) */
+    int bye_sent, bye_received;
+    int credit_item_busy;
+    wio_send_item credit_item;
+    wio_send_item bye_item;
+    double connect_retry_at;     /* after a lost simultaneous-connect race */
+} wio_peer;
+
+enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
+
+/* Request states; see docs/protocol.md for the transitions. */
+enum wio_req_state {
+    WIO_RS_FREE = 0,
+    WIO_RS_SEND_EAGER,     /* EAGER frame queued or being written */
+    WIO_RS_SEND_RTS,       /* RTS queued or written, waiting for CTS */
+    WIO_RS_SEND_DATA,      /* DATA frames being written */
+    WIO_RS_RECV_POSTED,    /* in the posted queue */
+    WIO_RS_RECV_EAGER,     /* matched an arriving EAGER frame; payload streaming in */
+    WIO_RS_RECV_UNEXP,     /* matched an unexpected EAGER message still arriving */
+    WIO_RS_RECV_RDV,       /* CTS sent; DATA frames streaming in */
+    WIO_RS_DONE,
+};
+
+struct wio_group;
+struct wio_unexp;
+
+typedef struct wio_req_impl {
+    uint32_t slot, gen;
+    uint8_t kind, state;
+    wio_list link;           /* posted queue */
+    struct wio_group *grp;
+    uint32_t gid;
+    int rank;                /* peer's group rank, or WAITIO_ANY_SOURCE */
+    uint32_t peer_id;        /* peer's process id, or WIO_ID_BOOT for any */
+    uint64_t tag;
+    uint8_t *buf;
+    size_t cap;              /* receive buffer size / send length */
+    size_t msg_len, received;
+    uint64_t remote_id;      /* the peer's request id (rendezvous) */
+    struct wio_unexp *unexp; /* WIO_RS_RECV_UNEXP */
+    int cts_trunc;
+    waitio_status_t status;
+    wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
+} wio_req_impl;
+
+enum wio_unexp_kind { WIO_UX_EAGER = 1, WIO_UX_RTS = 2 };
+
+/* A message that arrived before a matching receive was posted. */
+typedef struct wio_unexp {
+    wio_list link;
+    int kind;
+    uint32_t peer_id, gid, src;
+    uint64_t tag;
+    uint64_t len;
+    uint64_t remote_id;      /* RTS: the sender's request id */
+    uint8_t *data;           /* EAGER */
+    int complete;            /* EAGER payload fully arrived */
+    wio_req_impl *waiting;   /* receive matched while the payload was still arriving */
+} wio_unexp;
+
+typedef struct wio_group {
+    wio_list link;
+    uint32_t gid;
+    int size;
+    int my_rank;             /* WAITIO_UNDEFINED if not a member */
+    uint32_t *members;       /* group rank -> process id */
+} wio_group;
+
+typedef struct wio_engine {
+    wio_config cfg;
+    wio_key key;
+    uint32_t my_id;
+    int npb;
+    int *nprocs;             /* per PB */
+    uint32_t *pb_offset;     /* first process id of each PB */
+    uint32_t nprocs_total;
+    wio_proc *table;         /* indexed by process id */
+    wio_peer **peers;        /* created on first use */
+    int oversubscribed;
+    int finalizing;
+    double init_seconds;
+    struct wio_tcp *tcp;
+    struct wio_tcp_listener *tcp_listener;
+    wio_proc self;           /* our own entry before the table arrives */
+    /* requests */
+    wio_req_impl **reqs;
+    uint32_t nreqs, reqs_cap;
+    uint32_t *free_slots;
+    uint32_t nfree;
+    /* matching */
+    wio_list posted;
+    wio_list unexpected;
+    size_t unexpected_bytes;
+    /* rx sink for the frame being received */
+    wio_unexp *rx_unexp;
+    wio_req_impl *rx_req;
+    /* groups */
+    wio_list groups;
+    /* counters */
+    uint64_t frames_in, frames_out;
+} wio_engine;
+
+extern wio_engine *wio_engine_current;
+extern const wio_conn_handler wio_engine_conn_handler;
+
+/* engine.c */
+int wio_engine_start(wio_engine *e);   /* after the table is known */
+int wio_engine_progress(wio_engine *e, int timeout_ms);
+/* Progresses until ready(arg) is nonzero or the deadline (<= 0: none) passes: spins for
+ * cfg.spin_us, then yields for cfg.yield_us, then blocks in the transport's poll. */
+int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline);
+int wio_engine_check_transports(wio_engine *e);
+/* Opens the transports' listeners before start-up; *self gets the port to advertise. */
+int wio_engine_open(wio_engine *e, wio_addr *self);
+int wio_engine_finalize(wio_engine *e);
+wio_peer *wio_engine_peer(wio_engine *e, uint32_t id);  /* NULL only on out-of-memory */
+int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
+                     uint64_t tag, wio_req_impl **out);
+int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,
+                     wio_req_impl **out);
+int wio_engine_cancel(wio_engine *e, wio_req_impl *r);
+
+/* request.c */
+wio_req_impl *wio_req_alloc(wio_engine *e, int kind);
+void wio_req_release(wio_engine *e, wio_req_impl *r);
+wio_req_impl *wio_req_lookup(wio_engine *e, uint64_t id);
+uint64_t wio_req_id(const wio_req_impl *r);
+void wio_req_complete(wio_req_impl *r, int err);
+void wio_req_pool_free(wio_engine *e);
+
+/* group.c */
+wio_group *wio_group_find(wio_engine *e, uint32_t gid);
+void wio_groups_free(wio_engine *e);
+int wio_group_create_func(wio_engine *e, int gid, waitio_filter_func_t func[], const int order[],
+                          wio_group **out);
+int wio_group_create_list(wio_engine *e, int gid, int *rankap[], const int order[], wio_group **out);
+void wio_group_destroy(wio_engine *e, wio_group *g);
+
+/* boot/boot.c: start-up rendezvous; fills npb, nprocs, pb_offset, table, my_id */
+int wio_boot_run(wio_engine *e, double timeout);
+
+#endif

@@ -1,0 +1,73 @@
+/* frame.c — encodes and validates the fixed frame header (see frame.h, docs/protocol.md). */
+#include "frame.h"
+
+void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE])
+{
+    wio_put_le32(out + 0, WIO_FRAME_MAGIC);
+    out[4] = WIO_PROTO_VERSION;
+    out[5] = h->type;
+    wio_put_le16(out + 6, h->flags);
+    wio_put_le32(out + 8, h->seq);
+    wio_put_le32(out + 12, h->credit);
+    wio_put_le32(out + 16, h->gid);
+    wio_put_le32(out + 20, h->src);
+    wio_put_le64(out + 24, h->tag);
+    wio_put_le64(out + 32, h->len);
+    wio_put_le64(out + 40, h->id);
+    wio_put_le64(out + 48, h->aux);
+}
+
+static uint64_t payload_bound(unsigned type)
+{
+    switch (type) {
+    case WIO_FT_HELLO:
+    case WIO_FT_HELLO_ACK:
+    case WIO_FT_AUTH: return WIO_HANDSHAKE_MAX;
+    case WIO_FT_EAGER: return WIO_EAGER_HARD_MAX;
+    case WIO_FT_DATA: return WIO_CHUNK_HARD_MAX;
+    case WIO_FT_REGISTER: return WIO_REGISTER_MAX;
+    case WIO_FT_TABLE: return WIO_TABLE_MAX;
+    case WIO_FT_ERROR: return WIO_ERROR_TEXT_MAX;
+    default: return 0; /* RTS, CTS, CREDIT, BYE carry no payload */
+    }
+}
+
+int wio_frame_decode(const uint8_t in[WIO_FRAME_HDR_SIZE], wio_frame_hdr *h, const char **why)
+{
+    if (wio_get_le32(in) != WIO_FRAME_MAGIC) {
+        *why = "bad magic number";
+        return -1;
+    }
+    if (in[4] != WIO_PROTO_VERSION) {
+        *why = "unsupported protocol version";
+        return -1;
+    }
+    h->type = in[5];
+    if (h->type == 0 || h->type >= WIO_FT_MAX_) {
+        *why = "unknown frame type";
+        return -1;
+    }
+    h->flags = wio_get_le16(in + 6);
+    h->seq = wio_get_le32(in + 8);
+    h->credit = wio_get_le32(in + 12);
+    h->gid = wio_get_le32(in + 16);
+    h->src = wio_get_le32(in + 20);
+    h->tag = wio_get_le64(in + 24);
+    h->len = wio_get_le64(in + 32);
+    h->id = wio_get_le64(in + 40);
+    h->aux = wio_get_le64(in + 48);
+    if (h->len > payload_bound(h->type)) {
+        *why = "payload length exceeds the bound for its frame type";
+        return -1;
+    }
+    return 0;
+}
+
+const char *wio_frame_type_name(unsigned type)
+{
+    static const char *const names[WIO_FT_MAX_] = {
+        "?", "HELLO", "HELLO_ACK", "AUTH", "EAGER", "RTS", "CTS",
+        "DATA", "CREDIT", "BYE", "REGISTER", "TABLE", "ERROR",
+    };
+    return type < WIO_FT_MAX_ ? names[type] : "?";
+}

@@ -1,0 +1,86 @@
+/*
+ * frame.h — the one wire-frame encoder/decoder of WaitIO.
+ *
+ * Every message on a stream transport is a fixed 56-byte little-endian header followed by
+ * `len` payload bytes. The decoder validates magic, version, type and the per-type payload
+ * bound before anything else looks at the header.
+ */
+#ifndef WIO_FRAME_H
+#define WIO_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIO_FRAME_MAGIC 0x4f495457u /* "WTIO" in little-endian byte order */
+#define WIO_PROTO_VERSION 1
+#define WIO_FRAME_HDR_SIZE 56
+
+enum wio_frame_type {
+    WIO_FT_HELLO = 1,     /* connector -> acceptor: nonce, ids, limits */
+    WIO_FT_HELLO_ACK = 2, /* acceptor -> connector: nonce, proof, limits (or reject) */
+    WIO_FT_AUTH = 3,      /* connector -> acceptor: proof */
+    WIO_FT_EAGER = 4,     /* matched message with its data inline */
+    WIO_FT_RTS = 5,       /* rendezvous request: id = send request, aux = total length */
+    WIO_FT_CTS = 6,       /* clear to send: id = send request, aux = receive request */
+    WIO_FT_DATA = 7,      /* rendezvous chunk: id = receive request, aux = offset */
+    WIO_FT_CREDIT = 8,    /* returns eager credit only (header.credit) */
+    WIO_FT_BYE = 9,       /* sender finalizes: no more frames follow */
+    WIO_FT_REGISTER = 10, /* start-up: a process registers with the master */
+    WIO_FT_TABLE = 11,    /* start-up: the master sends the address table */
+    WIO_FT_ERROR = 12,    /* start-up: the master reports a failure (text payload) */
+    WIO_FT_MAX_
+};
+
+/* Header flags. */
+#define WIO_FF_REJECT 0x0001u /* HELLO_ACK: simultaneous connect lost, use the other one */
+#define WIO_FF_TRUNC 0x0002u  /* CTS: receiver's buffer is too short, no data will be sent */
+#define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
+
+/* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
+#define WIO_HANDSHAKE_MAX 256u
+#define WIO_REGISTER_MAX 1024u
+#define WIO_ERROR_TEXT_MAX 4096u
+#define WIO_TABLE_MAX (256u << 20)
+#define WIO_EAGER_HARD_MAX (16u << 20)
+#define WIO_CHUNK_HARD_MAX (64u << 20)
+
+typedef struct wio_frame_hdr {
+    uint8_t type;
+    uint16_t flags;
+    uint32_t seq;    /* per connection and direction, starts at 0 */
+    uint32_t credit; /* eager credit bytes returned to the frame's receiver */
+    uint32_t gid;    /* group id (messages) */
+    uint32_t src;    /* sender's rank in the group (messages); sender's process id (HELLO) */
+    uint64_t tag;
+    uint64_t len;    /* payload bytes that follow the header */
+    uint64_t id;
+    uint64_t aux;
+} wio_frame_hdr;
+
+void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
+/* Returns 0, or -1 with *why set to a static reason when the header is invalid. */
+int wio_frame_decode(const uint8_t in[WIO_FRAME_HDR_SIZE], wio_frame_hdr *h, const char **why);
+const char *wio_frame_type_name(unsigned type);
+
+/* Little-endian helpers shared by every payload codec. */
+static inline void wio_put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void wio_put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void wio_put_le64(uint8_t *p, uint64_t v)
+{
+    wio_put_le32(p, (uint32_t)v);
+    wio_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint16_t wio_get_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t wio_get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t wio_get_le64(const uint8_t *p)
+{
+    return (uint64_t)wio_get_le32(p) | ((uint64_t)wio_get_le32(p + 4) << 32);
+}
+
+#endif
