@@ -46,6 +46,7 @@ static void peer_connect(wio_engine *e, wio_peer *p)
     p->state = WIO_PEER_CONNECTING;
     p->connect_retry_at = 0;
     int rc = p->t->connect(e, p);
+    p->outgoing = rc == 0;
     if (rc)
         peer_fail(e, p, WAITIO_ERR_PEER, waitio_error_message());
 }
@@ -103,37 +104,6 @@ static void release_credit(wio_engine *e, uint32_t peer_id, uint64_t len)
     p->credit_owed += cost;
     p->recv_credit += cost;
     maybe_return_credit(e, p);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* matching                                                                             */
-
-static int src_matches(const wio_req_impl *r, uint32_t peer_id, uint32_t src)
-{
-    if (r->rank != WAITIO_ANY_SOURCE)
-        return (uint32_t)r->rank == src && r->peer_id == peer_id;
-    return r->grp && src < (uint32_t)r->grp->size && r->grp->members[src] == peer_id;
-}
-
-static int req_matches(const wio_req_impl *r, uint32_t peer_id, uint32_t gid, uint32_t src, uint64_t tag)
-{
-    return r->gid == gid && (r->tag == WAITIO_ANY_TAG || r->tag == tag) && src_matches(r, peer_id, src);
-}
-
-static wio_req_impl *match_posted(wio_engine *e, uint32_t peer_id, const wio_frame_hdr *h)
-{
-    wio_list *pos, *tmp;
-    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->posted) {
-        wio_req_impl *r = WIO_CONTAINER_OF(pos, wio_req_impl, link);
-        if (req_matches(r, peer_id, h->gid, h->src, h->tag)) {
-            wio_list_remove(&r->link);
-            r->peer_id = peer_id;
-            r->status.source = (int)h->src;
-            r->status.tag = h->tag;
-            return r;
-        }
-    }
-    return NULL;
 }
 
 static void unexp_free(wio_engine *e, wio_unexp *ux)
@@ -251,7 +221,7 @@ static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
     if (p->state == WIO_PEER_OPEN)
         return -2;
     if (p->state == WIO_PEER_CONNECTING && p->tconn) {
-        if (wio_tcp_conn_user(p->tconn) != p)
+        if (!p->outgoing)
             return -2;                      /* a second incoming connection */
         if (e->my_id < peer_id)
             return 1;                       /* our connection wins; the peer drops its own */
@@ -261,6 +231,7 @@ static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
     }
     p->state = WIO_PEER_CONNECTING;
     p->tconn = c;
+    p->outgoing = 0;
     wio_tcp_conn_set_user(c, p);
     return 0;
 }
@@ -306,7 +277,7 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
         return -1;
     }
     p->recv_credit -= cost;
-    wio_req_impl *r = match_posted(e, p->id, h);
+    wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
         r->status.len = h->len;
         r->msg_len = h->len;
@@ -342,7 +313,7 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
 
 static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
 {
-    wio_req_impl *r = match_posted(e, p->id, h);
+    wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
         recv_matched_rts(e, p, r, h->aux, h->id);
         return 0;
@@ -737,12 +708,8 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     r->cap = len;
     r->state = WIO_RS_RECV_POSTED;
     *out = r;
-    wio_list *pos, *tmp;
-    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->unexpected) {
-        wio_unexp *ux = WIO_CONTAINER_OF(pos, wio_unexp, link);
-        if (!req_matches(r, ux->peer_id, ux->gid, ux->src, ux->tag))
-            continue;
-        wio_list_remove(&ux->link);
+    wio_unexp *ux = wio_match_take_unexpected(&e->unexpected, r);
+    if (ux) {
         r->peer_id = ux->peer_id;
         r->status.source = (int)ux->src;
         r->status.tag = ux->tag;

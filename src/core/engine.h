@@ -35,6 +35,7 @@ typedef struct wio_peer {
     int err;                     /* WAITIO_ERR_PEER or WAITIO_ERR_PEER_FINALIZED once gone */
     const wio_transport_ops *t;
     void *tconn;                 /* the transport's connection object */
+    int outgoing;                /* tconn is our own connection (not an accepted one) */
     wio_list pending;            /* items queued before the connection opened */
     int64_t send_credit;         /* eager bytes we may still send to this peer */
     int64_t recv_credit;         /* eager bytes the peer may still send us (checked) */
@@ -168,6 +169,14 @@ wio_req_impl *wio_req_lookup(wio_engine *e, uint64_t id);
 uint64_t wio_req_id(const wio_req_impl *r);
 void wio_req_complete(wio_req_impl *r, int err);
 void wio_req_pool_free(wio_engine *e);
+
+/* match.c: MPI matching rules over the posted and unexpected queues */
+int wio_match(const wio_req_impl *r, uint32_t peer_id, uint32_t gid, uint32_t src, uint64_t tag);
+/* Removes and returns the first posted receive that matches (sets its peer and status). */
+wio_req_impl *wio_match_take_posted(wio_list *posted, uint32_t peer_id, uint32_t gid, uint32_t src,
+                                    uint64_t tag);
+/* Removes and returns the oldest unexpected message that r matches. */
+wio_unexp *wio_match_take_unexpected(wio_list *unexpected, const wio_req_impl *r);
 
 /* group.c */
 wio_group *wio_group_find(wio_engine *e, uint32_t gid);
