@@ -55,7 +55,7 @@ static int engine_setup(wio_engine *e, int timeout)
     wio_tcp_params params = {
         .key = &e->key,
         .eager_limit = (uint32_t)e->cfg.eager_limit,
-        .eager_credit = (uint32_t)e->cfg.eager_credit,
+        .eager_credit = 0, /* set once the number of peers is known */
         .handshake_timeout = e->cfg.connect_timeout,
     };
     if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_engine_open(e, &e->self.addr)))

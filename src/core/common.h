@@ -42,13 +42,16 @@ typedef struct wio_config {
     char transports[64];
     size_t eager_limit;            /* largest eager message we send and accept */
     size_t chunk_size;             /* rendezvous DATA chunk */
-    size_t eager_credit;           /* unexpected eager bytes a peer may have in flight to us */
+    size_t eager_credit;           /* unexpected eager bytes one peer may have here; 0 = auto */
+    size_t unexpected_max;         /* auto credit: this total shared by all peers, <= 4 MiB each */
     double spin_us, yield_us;      /* wait phases before blocking */
     double connect_timeout;        /* seconds */
     double finalize_timeout;       /* seconds */
 } wio_config;
 
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
+/* The eager credit granted to each peer once the number of peers is known. */
+size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers);
 /* Parses a size with optional K/M/G suffix; returns -1 on malformed input. */
 int wio_parse_size(const char *s, size_t *out);
 

@@ -10,9 +10,9 @@
 #include "frame.h"
 
 #define DEFAULT_MASTER_PORT 27182
-#define DEFAULT_EAGER_LIMIT (64u << 10)
+#define DEFAULT_EAGER_LIMIT (256u << 10)
 #define DEFAULT_CHUNK_SIZE (512u << 10)
-#define DEFAULT_EAGER_CREDIT (4u << 20)
+#define DEFAULT_UNEXPECTED_MAX ((size_t)256 << 20)
 
 int wio_parse_size(const char *s, size_t *out)
 {
@@ -133,7 +133,8 @@ int wio_config_load(wio_config *c)
     c->master_port = DEFAULT_MASTER_PORT;
     c->eager_limit = DEFAULT_EAGER_LIMIT;
     c->chunk_size = DEFAULT_CHUNK_SIZE;
-    c->eager_credit = DEFAULT_EAGER_CREDIT;
+    c->eager_credit = 0; /* auto: see wio_config_credit_per_peer */
+    c->unexpected_max = DEFAULT_UNEXPECTED_MAX;
     c->spin_us = 50;
     c->yield_us = 2000;
     c->connect_timeout = 30;
@@ -148,6 +149,7 @@ int wio_config_load(wio_config *c)
         (rc = env_size("WAITIO_EAGER_LIMIT", 0, WIO_EAGER_HARD_MAX, &c->eager_limit)) ||
         (rc = env_size("WAITIO_CHUNK_SIZE", 4096, WIO_CHUNK_HARD_MAX, &c->chunk_size)) ||
         (rc = env_size("WAITIO_EAGER_CREDIT", 0, (size_t)1 << 31, &c->eager_credit)) ||
+        (rc = env_size("WAITIO_UNEXPECTED_MAX", 0, (size_t)1 << 40, &c->unexpected_max)) ||
         (rc = env_double("WAITIO_SPIN_US", 0, 1e7, &c->spin_us)) ||
         (rc = env_double("WAITIO_YIELD_US", 0, 1e7, &c->yield_us)) ||
         (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
@@ -157,4 +159,13 @@ int wio_config_load(wio_config *c)
     if (c->pbid >= c->npb)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_PBID=%d is not below WAITIO_NPB=%d", c->pbid, c->npb);
     return 0;
+}
+
+size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers)
+{
+    if (c->eager_credit)
+        return c->eager_credit;
+    size_t share = c->unexpected_max / (npeers ? npeers : 1);
+    size_t cap = (size_t)4 << 20;
+    return share < cap ? share : cap;
 }

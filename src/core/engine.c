@@ -82,7 +82,7 @@ static void credit_item_done(wio_send_item *it, int err)
 static void maybe_return_credit(wio_engine *e, wio_peer *p)
 {
     if (p->credit_item_busy || p->state != WIO_PEER_OPEN || peer_gone(p) ||
-        p->credit_owed < e->cfg.eager_credit / 2)
+        p->credit_owed < e->eager_credit / 2)
         return;
     wio_send_item *it = &p->credit_item;
     memset(&it->h, 0, sizeof it->h);
@@ -246,7 +246,7 @@ static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
     p->eager_limit = (uint32_t)(hello->eager_limit < e->cfg.eager_limit ? hello->eager_limit
                                                                       : e->cfg.eager_limit);
     p->send_credit = hello->eager_credit;
-    p->recv_credit = (int64_t)e->cfg.eager_credit;
+    p->recv_credit = (int64_t)e->eager_credit;
     wio_debug("connection to process %u open (%s)", (unsigned)p->id, wio_tcp_conn_desc(c));
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
@@ -850,6 +850,7 @@ int wio_engine_start(wio_engine *e)
     for (uint32_t i = 0; i < e->nprocs_total; i++)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
+    e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
     int rc = transport_table[0]->start(e);

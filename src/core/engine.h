@@ -119,6 +119,7 @@ typedef struct wio_engine {
     wio_proc *table;         /* indexed by process id */
     wio_peer **peers;        /* created on first use */
     int oversubscribed;
+    size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
     int finalizing;
     double init_seconds;
     struct wio_tcp *tcp;

@@ -255,6 +255,7 @@ void wio_tcp_destroy(wio_tcp *t)
 }
 
 void wio_tcp_set_self_id(wio_tcp *t, uint32_t id) { t->self_id = id; }
+void wio_tcp_set_eager_credit(wio_tcp *t, uint32_t credit) { t->params.eager_credit = credit; }
 int wio_tcp_epoll_fd(const wio_tcp *t) { return t->epfd; }
 void *wio_tcp_conn_user(const wio_conn *c) { return c->user; }
 void wio_tcp_conn_set_user(wio_conn *c, void *user) { c->user = user; }
@@ -411,7 +412,7 @@ static void conn_fail(wio_conn *c, int err, const char *why, int rejected)
     if (c->state == CS_CLOSED)
         return;
     int was_open = c->state == CS_OPEN || c->state == CS_SHUTDOWN;
-    int initiator = c->initiator;
+    int owned = c->initiator || c->user != NULL; /* someone holds a pointer to c */
     if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH)
         wio_warn("closing connection %s: %s", c->desc, why);
     else
@@ -419,7 +420,7 @@ static void conn_fail(wio_conn *c, int err, const char *why, int rejected)
     const wio_conn_handler *h = c->handler;
     void *ctx = c->ctx;
     wio_tcp_conn_close(c, err);
-    if (h->closed && (was_open || initiator || rejected))
+    if (h->closed && (was_open || owned || rejected))
         h->closed(ctx, c, err, why, rejected);
 }
 
@@ -993,6 +994,7 @@ static int tcp_open(wio_engine *e, wio_addr *self)
 static int tcp_start(wio_engine *e)
 {
     wio_tcp_set_self_id(e->tcp, e->my_id);
+    wio_tcp_set_eager_credit(e->tcp, (uint32_t)e->eager_credit);
     return wio_tcp_listener_arm(e->tcp, e->tcp_listener);
 }
 

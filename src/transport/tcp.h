@@ -21,6 +21,7 @@ typedef struct wio_tcp_params {
 int wio_tcp_create(wio_tcp **out, const wio_tcp_params *params);
 void wio_tcp_destroy(wio_tcp *t);
 void wio_tcp_set_self_id(wio_tcp *t, uint32_t id);
+void wio_tcp_set_eager_credit(wio_tcp *t, uint32_t credit);
 /* Listen on host:port (host "" = all interfaces, port 0 = any); *port_out gets the port.
  * An unarmed listener queues connections in the kernel backlog until wio_tcp_listener_arm. */
 int wio_tcp_listen(wio_tcp *t, const char *host, int port, const wio_conn_handler *h, void *ctx,

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs what building and testing WaitIO needs on Debian/Ubuntu, only when
+# missing: a C compiler, CMake, OpenSSL's libcrypto headers, Open MPI and MPICH side by side,
+# gfortran, and the tools the tests use. Safe to run repeatedly; needs root (or sudo) to install.
+set -euo pipefail
+
+need=()
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+
+for pair in gcc:gcc make:make cmake:cmake pkg-config:pkg-config mpicc.openmpi:libopenmpi-dev \
+            mpirun.openmpi:openmpi-bin mpicc.mpich:libmpich-dev mpirun.mpich:mpich \
+            gfortran:gfortran python3:python3 ip:iproute2 ps:procps timeout:coreutils; do
+  cmd=${pair%%:*} pkg=${pair#*:}
+  have_cmd "$cmd" || need+=("$pkg")
+done
+have_pkg libssl-dev || need+=(libssl-dev)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${need[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  have_cmd sudo || { echo "install-deps: need root or sudo to install: ${need[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,87 @@
+/*
+ * waitio-info — prints the library version, build options, transports, this host's network
+ * interfaces and the effective settings that waitio_init would use with the current environment.
+ * It does not start WaitIO (no rendezvous), so it is safe to run anywhere.
+ */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/common.h"
+#include "core/frame.h"
+#include "waitio.h"
+
+static void print_interfaces(void)
+{
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) != 0) {
+        perror("getifaddrs");
+        return;
+    }
+    printf("interfaces:\n");
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6))
+            continue;
+        char ip[INET6_ADDRSTRLEN];
+        const void *a = i->ifa_addr->sa_family == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+        inet_ntop(i->ifa_addr->sa_family, a, ip, sizeof ip);
+        printf("  %-12s %s\n", i->ifa_name, ip);
+    }
+    freeifaddrs(ifs);
+}
+
+static void print_settings(const wio_config *c)
+{
+    printf("settings (from the environment):\n");
+    printf("  WAITIO_NPB=%d WAITIO_PBID=%d\n", c->npb, c->pbid);
+    printf("  PB-local rank %d of %d (from %s)\n", c->local_rank, c->local_size, c->local_source);
+    if (c->rendezvous[0])
+        printf("  rendezvous file: %s\n", c->rendezvous);
+    else
+        printf("  master: %s:%d\n", c->master_host, c->master_port);
+    printf("  WAITIO_IFACE=%s\n", c->iface[0] ? c->iface : "(route to the master)");
+    printf("  WAITIO_TRANSPORTS=%s\n", c->transports);
+    printf("  WAITIO_EAGER_LIMIT=%zu  WAITIO_CHUNK_SIZE=%zu\n", c->eager_limit, c->chunk_size);
+    if (c->eager_credit)
+        printf("  WAITIO_EAGER_CREDIT=%zu per peer\n", c->eager_credit);
+    else
+        printf("  eager credit: auto, WAITIO_UNEXPECTED_MAX=%zu shared by all peers, at most 4 MiB each\n",
+               c->unexpected_max);
+    printf("  WAITIO_SPIN_US=%g  WAITIO_YIELD_US=%g\n", c->spin_us, c->yield_us);
+    printf("  WAITIO_CONNECT_TIMEOUT=%g s  WAITIO_FINALIZE_TIMEOUT=%g s\n", c->connect_timeout,
+           c->finalize_timeout);
+    const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
+                      : getenv("WAITIO_KEY_FILE") ? getenv("WAITIO_KEY_FILE") : "~/.waitio/key";
+    printf("  instance key from: %s\n", key);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: waitio-info\nPrints WaitIO's version, build options, transports, network "
+               "interfaces and the effective settings for the current environment.\n");
+        return 0;
+    }
+    printf("WaitIO %s (protocol version %d)\n", waitio_version(), WIO_PROTO_VERSION);
+    printf("build: C11, OpenSSL libcrypto (HMAC-SHA256 authentication)%s\n",
+#ifdef __SANITIZE_ADDRESS__
+           ", AddressSanitizer"
+#else
+           ""
+#endif
+    );
+    printf("transports: tcp\n");
+    print_interfaces();
+    wio_log_init_from_env();
+    wio_config c;
+    if (wio_config_load(&c) != 0) {
+        fprintf(stderr, "waitio-info: %s\n", waitio_error_message());
+        return 1;
+    }
+    print_settings(&c);
+    return 0;
+}
