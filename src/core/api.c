@@ -9,6 +9,9 @@
 
 #define DEFAULT_INIT_TIMEOUT 60
 
+/* Fortran programs hold a request in INTEGER(4) req(22) (SPEC §8). */
+_Static_assert(sizeof(waitio_req_t) <= 22 * 4, "waitio_req_t must fit WAITIO_REQUEST_SIZE");
+
 static wio_engine *engine_or_fail(void)
 {
     if (!wio_engine_current)

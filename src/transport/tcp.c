@@ -265,12 +265,14 @@ int wio_tcp_conn_idle(const wio_conn *c) { return wio_list_empty(&c->sendq); }
 static void tune_socket(int fd)
 {
     int one = 1, idle = 10, intvl = 5, cnt = 3;
+    unsigned int user_timeout_ms = 30000; /* unacknowledged data to a vanished host fails */
     /* Errors are harmless here: these only tune latency and dead-peer detection. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
 }
 
 int wio_tcp_listen(wio_tcp *t, const char *host, int port, const wio_conn_handler *h, void *ctx,
