@@ -136,11 +136,16 @@ static void send_data_done(wio_send_item *it, int err)
     wio_req_complete(it->owner, err);
 }
 
+/* A receive never completes while its CTS is still queued (its slot could be reused): a
+ * truncated or empty rendezvous receive completes here, the others on their last DATA frame,
+ * which the peer can only send after the whole CTS went out. */
 static void cts_done(wio_send_item *it, int err)
 {
     wio_req_impl *r = it->owner;
     if (err || r->cts_trunc)
         wio_req_complete(r, err ? err : WAITIO_ERR_TRUNCATE);
+    else if (r->msg_len == 0)
+        wio_req_complete(r, 0);
 }
 
 static void prepare_rts(wio_req_impl *r)
@@ -197,11 +202,6 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
         r->status.error = WAITIO_ERR_TRUNCATE;
         r->state = WIO_RS_RECV_RDV;
         send_cts(e, p, r, sender_id, 1);
-        return;
-    }
-    if (len == 0) { /* nothing will follow the CTS */
-        send_cts(e, p, r, sender_id, 0);
-        wio_req_complete(r, 0);
         return;
     }
     send_cts(e, p, r, sender_id, 0);
@@ -286,7 +286,7 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
             r->status.error = WAITIO_ERR_TRUNCATE;
         else
             *dest = r->buf;
-        e->rx_req = r;
+        p->rx_req = r;
         return 0;
     }
     wio_unexp *ux = calloc(1, sizeof *ux);
@@ -307,7 +307,7 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
     e->unexpected_bytes += h->len;
     wio_list_insert_tail(&e->unexpected, &ux->link);
     *dest = data;
-    e->rx_unexp = ux;
+    p->rx_unexp = ux;
     return 0;
 }
 
@@ -366,7 +366,7 @@ static int begin_data(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_
         r->cts_trunc || h->aux != r->received || h->len > r->msg_len - r->received || h->len == 0)
         return -1;
     *dest = r->buf + h->aux;
-    e->rx_req = r;
+    p->rx_req = r;
     return 0;
 }
 
@@ -378,8 +378,8 @@ static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_
         return -1;
     e->frames_in++;
     p->send_credit += h->credit;
-    e->rx_req = NULL;
-    e->rx_unexp = NULL;
+    p->rx_req = NULL;
+    p->rx_unexp = NULL;
     *dest = NULL;
     switch (h->type) {
     case WIO_FT_EAGER: return begin_eager(e, p, h, dest);
@@ -415,31 +415,33 @@ static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
         return -1;
     switch (h->type) {
     case WIO_FT_EAGER:
-        if (e->rx_req) {
+        if (p->rx_req) {
             release_credit(e, p->id, h->len);
-            wio_req_complete(e->rx_req, 0);
-        } else if (e->rx_unexp) {
-            wio_unexp *ux = e->rx_unexp;
+            wio_req_complete(p->rx_req, 0);
+        } else if (p->rx_unexp) {
+            wio_unexp *ux = p->rx_unexp;
             ux->complete = 1;
             if (ux->waiting)
                 deliver_unexpected(e, ux->waiting, ux);
         }
         break;
     case WIO_FT_DATA:
-        if (e->rx_req) {
-            e->rx_req->received += h->len;
-            if (e->rx_req->received == e->rx_req->msg_len)
-                wio_req_complete(e->rx_req, 0);
+        if (p->rx_req) {
+            p->rx_req->received += h->len;
+            if (p->rx_req->received == p->rx_req->msg_len)
+                wio_req_complete(p->rx_req, 0);
         }
         break;
     case WIO_FT_BYE:
+        p->rx_req = NULL;
+        p->rx_unexp = NULL;
         peer_bye_received(e, p);
-        break;
+        return 0;
     default:
         break;
     }
-    e->rx_req = NULL;
-    e->rx_unexp = NULL;
+    p->rx_req = NULL;
+    p->rx_unexp = NULL;
     return 0;
 }
 
@@ -497,8 +499,8 @@ static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
         if (ux->peer_id == p->id && (ux->kind == WIO_UX_RTS || !ux->complete))
             unexp_free(e, ux);
     }
-    e->rx_req = NULL;
-    e->rx_unexp = NULL;
+    p->rx_req = NULL;
+    p->rx_unexp = NULL;
 }
 
 static void drop_pending(wio_peer *p, int err)
@@ -518,9 +520,8 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
         wio_warn("lost process %u: %s", (unsigned)p->id, why);
     p->state = WIO_PEER_FAILED;
     p->err = err;
-    if (p->tconn) {
-        p->t->close_peer(e, p);
-    }
+    if (p->tconn)
+        p->t->close_peer(e, p, err);
     drop_pending(p, err);
     fail_requests_of_peer(e, p, err);
 }
@@ -550,12 +551,18 @@ static void send_bye(wio_engine *e, wio_peer *p)
     p->state = WIO_PEER_CLOSING;
 }
 
+/* The peer finalized: it reads nothing more, so close now. Frames still queued to it are
+ * dropped (their requests fail with WAITIO_ERR_PEER_FINALIZED); our close is the EOF the
+ * finalizing peer waits for. Everything it sent before BYE has been processed. */
 static void peer_bye_received(wio_engine *e, wio_peer *p)
 {
     p->bye_received = 1;
+    p->state = WIO_PEER_FAILED;
+    p->err = WAITIO_ERR_PEER_FINALIZED;
+    if (p->tconn)
+        p->t->close_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
     drop_pending(p, WAITIO_ERR_PEER_FINALIZED);
     fail_requests_of_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
-    send_bye(e, p);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -796,7 +803,7 @@ int wio_engine_finalize(wio_engine *e)
         if (p->state == WIO_PEER_OPEN)
             send_bye(e, p);
         else if (p->tconn && p->state != WIO_PEER_CLOSING)
-            p->t->close_peer(e, p);
+            p->t->close_peer(e, p, WAITIO_ERR_CANCELLED);
         drop_pending(p, WAITIO_ERR_CANCELLED);
     }
     int rc2 = wio_engine_wait_until(e, all_peers_closed, e, deadline);
@@ -805,7 +812,7 @@ int wio_engine_finalize(wio_engine *e)
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         wio_peer *p = e->peers[i];
         if (p && p->tconn)
-            p->t->close_peer(e, p);
+            p->t->close_peer(e, p, WAITIO_ERR_CANCELLED);
     }
     transport_table[0]->close(e);
     return rc == WAITIO_ERR_TIMEOUT ? 0 : rc;

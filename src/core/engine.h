@@ -46,6 +46,9 @@ typedef struct wio_peer {
     wio_send_item credit_item;
     wio_send_item bye_item;
     double connect_retry_at;     /* after a lost simultaneous-connect race */
+    /* where the payload of the frame being received from this peer goes */
+    struct wio_req_impl *rx_req;
+    struct wio_unexp *rx_unexp;
 } wio_peer;
 
 enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
@@ -134,9 +137,6 @@ typedef struct wio_engine {
     wio_list posted;
     wio_list unexpected;
     size_t unexpected_bytes;
-    /* rx sink for the frame being received */
-    wio_unexp *rx_unexp;
-    wio_req_impl *rx_req;
     /* groups */
     wio_list groups;
     /* counters */

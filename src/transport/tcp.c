@@ -1027,14 +1027,14 @@ static void tcp_shutdown_peer(wio_engine *e, wio_peer *p)
         wio_tcp_conn_shutdown(p->tconn);
 }
 
-static int tcp_close_peer(wio_engine *e, wio_peer *p)
+static int tcp_close_peer(wio_engine *e, wio_peer *p, int err)
 {
     (void)e;
     if (p->tconn) {
         wio_conn *c = p->tconn;
         p->tconn = NULL;
         wio_tcp_conn_set_user(c, NULL);
-        wio_tcp_conn_close(c, WAITIO_ERR_PEER);
+        wio_tcp_conn_close(c, err);
     }
     return 0;
 }

@@ -90,7 +90,8 @@ typedef struct wio_transport_ops {
     int (*progress)(struct wio_engine *e, int timeout_ms);
     /* After the last frame (BYE) is written: half-close, then close when the peer closes. */
     void (*shutdown_peer)(struct wio_engine *e, struct wio_peer *p);
-    int (*close_peer)(struct wio_engine *e, struct wio_peer *p);
+    /* Closes p's connection now; items still queued complete with err. */
+    int (*close_peer)(struct wio_engine *e, struct wio_peer *p, int err);
     void (*close)(struct wio_engine *e);
 } wio_transport_ops;
 
