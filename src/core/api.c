@@ -279,7 +279,7 @@ int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, unsigned lo
     if (!req)
         return wio_fail(WAITIO_ERR_ARG, "NULL request");
     wio_req_impl *r;
-    int rc = wio_engine_isend(e, (wio_group *)grp, dst, buf, len, tag, &r);
+    int rc = wio_engine_isend(e, (wio_group *)grp, dst, buf, len, tag, WIO_CTX_USER, &r);
     if (rc)
         return rc;
     req_bind(req, r);
@@ -295,7 +295,7 @@ int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned lo
     if (!req)
         return wio_fail(WAITIO_ERR_ARG, "NULL request");
     wio_req_impl *r;
-    int rc = wio_engine_irecv(e, (wio_group *)grp, src, buf, len, tag, &r);
+    int rc = wio_engine_irecv(e, (wio_group *)grp, src, buf, len, tag, WIO_CTX_USER, &r);
     if (rc)
         return rc;
     req_bind(req, r);

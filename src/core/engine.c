@@ -648,7 +648,7 @@ static int self_send_unsupported(void)
 }
 
 int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
-                     uint64_t tag, wio_req_impl **out)
+                     uint64_t tag, uint32_t ctx, wio_req_impl **out)
 {
     int rc = check_group_rank(e, g, dst, 0);
     if (rc)
@@ -665,7 +665,7 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     if (!r)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
     r->grp = g;
-    r->gid = g->gid;
+    r->gid = g->gid | ctx;
     r->rank = dst;
     r->peer_id = pid;
     r->tag = tag;
@@ -674,7 +674,7 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     r->status.source = dst;
     r->status.tag = tag;
     r->status.len = len;
-    r->item.h.gid = g->gid;
+    r->item.h.gid = g->gid | ctx;
     r->item.h.src = (uint32_t)g->my_rank;
     r->item.h.tag = tag;
     *out = r;
@@ -693,7 +693,7 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
 }
 
 int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,
-                     wio_req_impl **out)
+                     uint32_t ctx, wio_req_impl **out)
 {
     int rc = check_group_rank(e, g, src, 1);
     if (rc)
@@ -707,7 +707,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     if (!r)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a receive");
     r->grp = g;
-    r->gid = g->gid;
+    r->gid = g->gid | ctx;
     r->rank = src;
     r->peer_id = pid;
     r->tag = tag;

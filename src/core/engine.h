@@ -66,14 +66,14 @@ enum wio_req_state {
     WIO_RS_DONE,
 };
 
-struct wio_group;
+struct waitio_group;
 struct wio_unexp;
 
 typedef struct wio_req_impl {
     uint32_t slot, gen;
     uint8_t kind, state;
     wio_list link;           /* posted queue */
-    struct wio_group *grp;
+    struct waitio_group *grp;
     uint32_t gid;
     int rank;                /* peer's group rank, or WAITIO_ANY_SOURCE */
     uint32_t peer_id;        /* peer's process id, or WIO_ID_BOOT for any */
@@ -103,12 +103,13 @@ typedef struct wio_unexp {
     wio_req_impl *waiting;   /* receive matched while the payload was still arriving */
 } wio_unexp;
 
-typedef struct wio_group {
+typedef struct waitio_group {
     wio_list link;
     uint32_t gid;
     int size;
     int my_rank;             /* WAITIO_UNDEFINED if not a member */
     uint32_t *members;       /* group rank -> process id */
+    uint64_t coll_seq;       /* collectives started on this group: their tag */
 } wio_group;
 
 typedef struct wio_engine {
@@ -157,10 +158,14 @@ int wio_engine_check_transports(wio_engine *e);
 int wio_engine_open(wio_engine *e, wio_addr *self);
 int wio_engine_finalize(wio_engine *e);
 wio_peer *wio_engine_peer(wio_engine *e, uint32_t id);  /* NULL only on out-of-memory */
+/* ctx selects a matching context on the group: WIO_CTX_USER for the API's point-to-point,
+ * WIO_CTX_COLL for collectives, so that the two never match each other's messages. */
+#define WIO_CTX_USER 0u
+#define WIO_CTX_COLL 0x80000000u
 int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
-                     uint64_t tag, wio_req_impl **out);
+                     uint64_t tag, uint32_t ctx, wio_req_impl **out);
 int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,
-                     wio_req_impl **out);
+                     uint32_t ctx, wio_req_impl **out);
 int wio_engine_cancel(wio_engine *e, wio_req_impl *r);
 
 /* request.c */

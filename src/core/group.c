@@ -60,6 +60,8 @@ static int collect(wio_engine *e, uint32_t gid, const int order[], const void *r
     int rc = validate_order(e, order);
     if (rc)
         return rc;
+    if (gid & WIO_CTX_COLL)
+        return wio_fail(WAITIO_ERR_ARG, "group id %d is negative", (int)gid);
     if (wio_group_find(e, gid))
         return wio_fail(WAITIO_ERR_GROUP, "group id %u is already in use here", (unsigned)gid);
     int *pbs = malloc(sizeof(int) * (size_t)e->npb);

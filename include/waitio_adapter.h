@@ -1,0 +1,38 @@
+/*
+ * waitio_adapter.h — how a per-MPI adapter plugs the PB's own MPI into WaitIO (SPEC §9).
+ *
+ * The core library depends on no MPI. An adapter, compiled against one MPI implementation
+ * (libwaitio_mpi_openmpi, libwaitio_mpi_mpich, ...), registers these operations on the PB's
+ * communicator. With them WaitIO runs collectives on the universe hierarchically (inside a PB
+ * with MPI, across PBs between the PB heads only) and starts up with one registration per PB.
+ * Applications do not call this directly: they call waitio_mpi_adapter_init(MPI_Comm) from the
+ * adapter (waitio_adapter_mpi.h) after MPI_Init and before waitio_init.
+ */
+#ifndef WAITIO_ADAPTER_H
+#define WAITIO_ADAPTER_H
+
+#include <stddef.h>
+#include "waitio.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct waitio_adapter_ops {
+    const char *name;          /* e.g. "Open MPI 4.1.4" */
+    int rank, size;            /* this process in the PB's communicator */
+    void *ctx;
+    /* All return 0 on success. Datatypes and ops are WAITIO_MPI_* values; roots are PB-local. */
+    int (*barrier)(void *ctx);
+    int (*bcast)(void *ctx, void *buf, size_t bytes, int root);
+    int (*reduce)(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root);
+    int (*gather_bytes)(void *ctx, const void *sbuf, size_t bytes, void *rbuf, int root);
+} waitio_adapter_ops;
+
+/* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */
+WAITIO_API int waitio_adapter_register(const waitio_adapter_ops *ops);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,436 @@
+/*
+ * coll.c — collective algorithms over the engine's point-to-point: linear ("2L" in the seed),
+ * binomial tree ("BT"), and ring reduce-scatter + allgather for large allreduce. Every result
+ * that several ranks hold is computed once and copied, so all ranks get identical bits.
+ * Messages use the group's collective context and a per-group sequence number as tag.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "coll/coll.h"
+#include "coll/datatype.h"
+
+#define RING_ALLREDUCE_MIN (64u << 10) /* bytes; below it reduce + bcast over the tree */
+
+int wio_coll_algorithm(void)
+{
+    const char *v = getenv("WAITIO_COLL_ALG");
+    if (!v || !*v || !strcasecmp(v, "auto"))
+        return WIO_COLL_AUTO;
+    if (!strcasecmp(v, "linear") || !strcasecmp(v, "2L"))
+        return WIO_COLL_LINEAR;
+    if (!strcasecmp(v, "ring"))
+        return WIO_COLL_RING;
+    return WIO_COLL_TREE;
+}
+
+/* ---- point-to-point helpers in the collective context ---- */
+
+typedef struct coll_op {
+    wio_engine *e;
+    wio_group *g;
+    uint64_t tag;
+} coll_op;
+
+static int op_begin(coll_op *c, wio_engine *e, wio_group *g)
+{
+    if (!g)
+        return wio_fail(WAITIO_ERR_GROUP, "NULL group");
+    if (g->my_rank == WAITIO_UNDEFINED)
+        return wio_fail(WAITIO_ERR_NOT_MEMBER, "collective on group %u: not a member",
+                        (unsigned)g->gid);
+    c->e = e;
+    c->g = g;
+    c->tag = g->coll_seq++;
+    return 0;
+}
+
+static int req_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_RS_DONE; }
+
+static int req_wait(coll_op *c, wio_req_impl *r)
+{
+    int rc = wio_engine_wait_until(c->e, req_done, r, 0);
+    if (!rc)
+        rc = r->status.error;
+    if (r->state == WIO_RS_DONE)
+        wio_req_release(c->e, r);
+    return rc;
+}
+
+static int xsend(coll_op *c, int dst, const void *buf, size_t len, wio_req_impl **r)
+{
+    return wio_engine_isend(c->e, c->g, dst, buf, len, c->tag, WIO_CTX_COLL, r);
+}
+
+static int xrecv(coll_op *c, int src, void *buf, size_t len, wio_req_impl **r)
+{
+    return wio_engine_irecv(c->e, c->g, src, buf, len, c->tag, WIO_CTX_COLL, r);
+}
+
+static int send_blocking(coll_op *c, int dst, const void *buf, size_t len)
+{
+    wio_req_impl *r;
+    int rc = xsend(c, dst, buf, len, &r);
+    return rc ? rc : req_wait(c, r);
+}
+
+static int recv_blocking(coll_op *c, int src, void *buf, size_t len)
+{
+    wio_req_impl *r;
+    int rc = xrecv(c, src, buf, len, &r);
+    return rc ? rc : req_wait(c, r);
+}
+
+/* Waits for all of reqs[0..n) (NULL entries skipped); returns the first error. */
+static int wait_all(coll_op *c, wio_req_impl **reqs, int n)
+{
+    int first = 0;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i])
+            continue;
+        int rc = req_wait(c, reqs[i]);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+static int sendrecv(coll_op *c, int dst, const void *sbuf, size_t slen, int src, void *rbuf, size_t rlen)
+{
+    wio_req_impl *r[2] = {NULL, NULL};
+    int rc = xrecv(c, src, rbuf, rlen, &r[0]);
+    if (!rc)
+        rc = xsend(c, dst, sbuf, slen, &r[1]);
+    int rc2 = wait_all(c, r, 2);
+    return rc ? rc : rc2;
+}
+
+static int check_dtype(int dtype, size_t *esize)
+{
+    *esize = wio_dtype_size(dtype);
+    if (!*esize)
+        return wio_fail(WAITIO_ERR_ARG, "unknown datatype %d", dtype);
+    return 0;
+}
+
+static int check_root(const wio_group *g, int root)
+{
+    if (root < 0 || root >= g->size)
+        return wio_fail(WAITIO_ERR_ARG, "root %d outside group of size %d", root, g->size);
+    return 0;
+}
+
+/* ---- bcast ---- */
+
+static int bcast_linear(coll_op *c, void *buf, size_t len, int root)
+{
+    wio_group *g = c->g;
+    if (g->my_rank != root)
+        return recv_blocking(c, root, buf, len);
+    wio_req_impl **r = calloc((size_t)g->size, sizeof *r);
+    if (!r)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in bcast");
+    int rc = 0;
+    for (int i = 0; i < g->size && !rc; i++)
+        if (i != root)
+            rc = xsend(c, i, buf, len, &r[i]);
+    int rc2 = wait_all(c, r, g->size);
+    free(r);
+    return rc ? rc : rc2;
+}
+
+static int bcast_tree(coll_op *c, void *buf, size_t len, int root)
+{
+    int n = c->g->size, vr = (c->g->my_rank - root + n) % n, mask = 1, rc = 0;
+    while (mask < n) {
+        if (vr & mask) {
+            if ((rc = recv_blocking(c, (vr - mask + root) % n, buf, len)))
+                return rc;
+            break;
+        }
+        mask <<= 1;
+    }
+    wio_req_impl *r[32] = {0};
+    int nr = 0;
+    for (mask >>= 1; mask > 0 && !rc; mask >>= 1)
+        if (vr + mask < n)
+            rc = xsend(c, (vr + mask + root) % n, buf, len, &r[nr++]);
+    int rc2 = wait_all(c, r, nr);
+    return rc ? rc : rc2;
+}
+
+int wio_coll_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_dtype(dtype, &es)) || (rc = check_root(g, root)))
+        return rc;
+    if (g->size == 1)
+        return 0;
+    if (wio_coll_algorithm() == WIO_COLL_LINEAR)
+        return bcast_linear(&c, buf, count * es, root);
+    return bcast_tree(&c, buf, count * es, root);
+}
+
+/* ---- reduce ---- */
+
+/* Binomial-tree reduction of acc (count elements) toward root; the root's acc is the result. */
+static int reduce_tree(coll_op *c, void *acc, size_t count, int dtype, int op, int root)
+{
+    size_t bytes = count * wio_dtype_size(dtype);
+    int n = c->g->size, vr = (c->g->my_rank - root + n) % n, rc = 0;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in reduce");
+    for (int mask = 1; mask < n && !rc; mask <<= 1) {
+        if (vr & mask) {
+            rc = send_blocking(c, ((vr & ~mask) + root) % n, acc, bytes);
+            break;
+        }
+        if ((vr | mask) < n) {
+            rc = recv_blocking(c, ((vr | mask) + root) % n, tmp, bytes);
+            if (!rc)
+                wio_op_apply(op, dtype, tmp, acc, count);
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static int reduce_linear(coll_op *c, void *acc, size_t count, int dtype, int op, int root)
+{
+    size_t bytes = count * wio_dtype_size(dtype);
+    wio_group *g = c->g;
+    if (g->my_rank != root)
+        return send_blocking(c, root, acc, bytes);
+    uint8_t *all = malloc(bytes * (size_t)g->size + 1);
+    wio_req_impl **r = calloc((size_t)g->size, sizeof *r);
+    int rc = all && r ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory in reduce");
+    for (int i = 0; i < g->size && !rc; i++)
+        if (i != root)
+            rc = xrecv(c, i, all + bytes * (size_t)i, bytes, &r[i]);
+    int rc2 = r ? wait_all(c, r, g->size) : 0;
+    if (!rc && !rc2) { /* combine in rank order, whoever the root is */
+        memcpy(all + bytes * (size_t)root, acc, bytes);
+        memcpy(acc, all, bytes);
+        for (int i = 1; i < g->size; i++)
+            wio_op_apply(op, dtype, all + bytes * (size_t)i, acc, count);
+    }
+    free(all);
+    free(r);
+    return rc ? rc : rc2;
+}
+
+static int check_reduce(int dtype, int op, size_t *es)
+{
+    int rc = check_dtype(dtype, es);
+    if (rc)
+        return rc;
+    if (!wio_op_valid(op, dtype))
+        return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
+    return 0;
+}
+
+int wio_coll_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+                    int dtype, int op, int root)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_reduce(dtype, op, &es)) || (rc = check_root(g, root)))
+        return rc;
+    size_t bytes = count * es;
+    int is_root = g->my_rank == root;
+    const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
+    void *acc = is_root ? rbuf : malloc(bytes ? bytes : 1);
+    if (!acc)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in reduce");
+    if (acc != src && bytes)
+        memmove(acc, src, bytes);
+    if (wio_coll_algorithm() == WIO_COLL_LINEAR)
+        rc = reduce_linear(&c, acc, count, dtype, op, root);
+    else
+        rc = reduce_tree(&c, acc, count, dtype, op, root);
+    if (!is_root)
+        free(acc);
+    return rc;
+}
+
+/* ---- allreduce ---- */
+
+/* Ring reduce-scatter then ring allgather: bandwidth-optimal for large vectors. */
+static int allreduce_ring(coll_op *c, void *buf, size_t count, int dtype, int op)
+{
+    int n = c->g->size, me = c->g->my_rank, rc = 0;
+    size_t es = wio_dtype_size(dtype);
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+#define SEG_START(i) ((size_t)(i) * count / (size_t)n)
+#define SEG_LEN(i) (SEG_START((i) + 1) - SEG_START(i))
+    uint8_t *b = buf;
+    uint8_t *tmp = malloc((count / (size_t)n + 1) * es);
+    if (!tmp)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in allreduce");
+    for (int step = 0; step < n - 1 && !rc; step++) {
+        int s = (me - step + n) % n, r = (me - step - 1 + 2 * n) % n;
+        rc = sendrecv(c, right, b + SEG_START(s) * es, SEG_LEN(s) * es, left, tmp, SEG_LEN(r) * es);
+        if (!rc)
+            wio_op_apply(op, dtype, tmp, b + SEG_START(r) * es, SEG_LEN(r));
+    }
+    for (int step = 0; step < n - 1 && !rc; step++) {
+        int s = (me - step + 1 + n) % n, r = (me - step + n) % n;
+        rc = sendrecv(c, right, b + SEG_START(s) * es, SEG_LEN(s) * es, left,
+                      b + SEG_START(r) * es, SEG_LEN(r) * es);
+    }
+#undef SEG_START
+#undef SEG_LEN
+    free(tmp);
+    return rc;
+}
+
+int wio_coll_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+                       int dtype, int op)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_reduce(dtype, op, &es)))
+        return rc;
+    if (sbuf != WIO_IN_PLACE && sbuf != rbuf && count)
+        memmove(rbuf, sbuf, count * es);
+    if (g->size == 1)
+        return 0;
+    int alg = wio_coll_algorithm();
+    if (alg == WIO_COLL_RING || (alg == WIO_COLL_AUTO && count * es >= RING_ALLREDUCE_MIN &&
+                                 count >= (size_t)g->size))
+        return allreduce_ring(&c, rbuf, count, dtype, op);
+    rc = alg == WIO_COLL_LINEAR ? reduce_linear(&c, rbuf, count, dtype, op, 0)
+                                : reduce_tree(&c, rbuf, count, dtype, op, 0);
+    if (rc)
+        return rc;
+    return alg == WIO_COLL_LINEAR ? bcast_linear(&c, rbuf, count * es, 0)
+                                  : bcast_tree(&c, rbuf, count * es, 0);
+}
+
+/* ---- barrier ---- */
+
+int wio_coll_barrier(wio_engine *e, wio_group *g)
+{
+    coll_op c;
+    int rc = op_begin(&c, e, g);
+    if (rc || g->size == 1)
+        return rc;
+    char token = 0;
+    if ((rc = reduce_tree(&c, &token, 0, WIO_DT_BYTE, WIO_OP_BOR, 0)))
+        return rc;
+    return bcast_tree(&c, &token, 0, 0);
+}
+
+/* ---- gather / scatter ---- */
+
+int wio_coll_gatherv(wio_engine *e, wio_group *g, const void *sbuf, size_t scount, void *rbuf,
+                     const int *rcounts, const int *displs, int dtype, int root)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_dtype(dtype, &es)) || (rc = check_root(g, root)))
+        return rc;
+    if (g->my_rank != root)
+        return send_blocking(&c, root, sbuf, scount * es);
+    if (!rcounts || !displs)
+        return wio_fail(WAITIO_ERR_ARG, "gatherv at the root needs counts and displacements");
+    wio_req_impl **r = calloc((size_t)g->size, sizeof *r);
+    if (!r)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in gather");
+    uint8_t *out = rbuf;
+    for (int i = 0; i < g->size && !rc; i++) {
+        if (rcounts[i] < 0 || displs[i] < 0)
+            rc = wio_fail(WAITIO_ERR_ARG, "negative count or displacement for rank %d", i);
+        else if (i == root && sbuf != WIO_IN_PLACE)
+            memmove(out + (size_t)displs[i] * es, sbuf, (size_t)rcounts[i] * es);
+        else if (i != root)
+            rc = xrecv(&c, i, out + (size_t)displs[i] * es, (size_t)rcounts[i] * es, &r[i]);
+    }
+    int rc2 = wait_all(&c, r, g->size);
+    free(r);
+    return rc ? rc : rc2;
+}
+
+int wio_coll_scatterv(wio_engine *e, wio_group *g, const void *sbuf, const int *scounts,
+                      const int *displs, void *rbuf, size_t rcount, int dtype, int root)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_dtype(dtype, &es)) || (rc = check_root(g, root)))
+        return rc;
+    if (g->my_rank != root)
+        return recv_blocking(&c, root, rbuf, rcount * es);
+    if (!scounts || !displs)
+        return wio_fail(WAITIO_ERR_ARG, "scatterv at the root needs counts and displacements");
+    wio_req_impl **r = calloc((size_t)g->size, sizeof *r);
+    if (!r)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in scatter");
+    const uint8_t *in = sbuf;
+    for (int i = 0; i < g->size && !rc; i++) {
+        if (scounts[i] < 0 || displs[i] < 0)
+            rc = wio_fail(WAITIO_ERR_ARG, "negative count or displacement for rank %d", i);
+        else if (i == root && rbuf != WIO_IN_PLACE)
+            memmove(rbuf, in + (size_t)displs[i] * es, (size_t)scounts[i] * es);
+        else if (i != root)
+            rc = xsend(&c, i, in + (size_t)displs[i] * es, (size_t)scounts[i] * es, &r[i]);
+    }
+    int rc2 = wait_all(&c, r, g->size);
+    free(r);
+    return rc ? rc : rc2;
+}
+
+/* Ring allgather: each block travels n-1 hops to the right. */
+int wio_coll_allgather(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+                       int dtype)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_dtype(dtype, &es)))
+        return rc;
+    int n = g->size, me = g->my_rank;
+    size_t blk = count * es;
+    uint8_t *out = rbuf;
+    if (sbuf != WIO_IN_PLACE)
+        memmove(out + blk * (size_t)me, sbuf, blk);
+    for (int step = 0; step < n - 1 && !rc; step++) {
+        int s = (me - step + n) % n, r = (me - step - 1 + n) % n;
+        rc = sendrecv(&c, (me + 1) % n, out + blk * (size_t)s, blk, (me + n - 1) % n,
+                      out + blk * (size_t)r, blk);
+    }
+    return rc;
+}
+
+int wio_coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+                      int dtype)
+{
+    coll_op c;
+    size_t es;
+    int rc;
+    if ((rc = op_begin(&c, e, g)) || (rc = check_dtype(dtype, &es)))
+        return rc;
+    int n = g->size, me = g->my_rank;
+    size_t blk = count * es;
+    const uint8_t *in = sbuf;
+    uint8_t *out = rbuf;
+    wio_req_impl **r = calloc(2 * (size_t)n, sizeof *r);
+    if (!r)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in alltoall");
+    for (int k = 1; k < n && !rc; k++) { /* staggered so that not everyone hits rank 0 first */
+        int src = (me - k + n) % n, dst = (me + k) % n;
+        rc = xrecv(&c, src, out + blk * (size_t)src, blk, &r[2 * k]);
+        if (!rc)
+            rc = xsend(&c, dst, in + blk * (size_t)dst, blk, &r[2 * k + 1]);
+    }
+    memmove(out + blk * (size_t)me, in + blk * (size_t)me, blk);
+    int rc2 = wait_all(&c, r, 2 * n);
+    free(r);
+    return rc ? rc : rc2;
+}

@@ -1,0 +1,373 @@
+/*
+ * mpi.c — the WaitIO-MPI conversion layer (waitio_mpi.h): MPI argument lists mapped onto WaitIO
+ * groups, requests and the collectives of src/coll. Counts are elements of a datatype; tags are
+ * non-negative ints; statuses are int[WAITIO_STATUS_SIZE].
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "waitio_mpi.h"
+#include "coll/coll.h"
+#include "coll/datatype.h"
+#include "core/engine.h"
+#include "mpi/mpi_internal.h"
+
+#define GID_UNIVERSE 0x7ffffff0
+#define GID_PBHEADS 0x7ffffff1
+#define DEFAULT_TIMEOUT 60
+
+static wio_group *universe, *pbheads;
+static wio_engine *groups_engine; /* the engine the cached groups belong to */
+
+static int ensure_init(void)
+{
+    if (waitio_initialized()) {
+        if (groups_engine != wio_engine_current) { /* finalized and initialised again */
+            universe = pbheads = NULL;
+            groups_engine = wio_engine_current;
+        }
+        return 0;
+    }
+    const char *v = getenv("WAITIO_INIT_TIMEOUT");
+    int timeout = v && atoi(v) > 0 ? atoi(v) : DEFAULT_TIMEOUT;
+    int rc = waitio_init(timeout);
+    if (!rc) {
+        universe = pbheads = NULL;
+        groups_engine = wio_engine_current;
+    }
+    return rc;
+}
+
+static int all_ranks(int pb, int rank) { (void)pb; (void)rank; return 1; }
+static int rank_zero(int pb, int rank) { (void)pb; return rank == 0; }
+
+static int make_universe(wio_group **slot, uint32_t gid, waitio_filter_func_t f, WAITIO_MPI_Comm *commp)
+{
+    if (!commp)
+        return wio_fail(WAITIO_ERR_ARG, "NULL communicator pointer");
+    int rc = ensure_init();
+    if (rc)
+        return rc;
+    if (!*slot) {
+        wio_engine *e = wio_engine_current;
+        waitio_filter_func_t *funcs = malloc(sizeof *funcs * (size_t)e->npb);
+        int *order = malloc(sizeof *order * (size_t)e->npb);
+        if (!funcs || !order) {
+            free(funcs);
+            free(order);
+            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        }
+        for (int p = 0; p < e->npb; p++) {
+            funcs[p] = f;
+            order[p] = p + 1;
+        }
+        rc = wio_group_create_func(e, (int)gid, funcs, order, slot);
+        free(funcs);
+        free(order);
+        if (rc)
+            return rc;
+    }
+    *commp = (WAITIO_MPI_Comm)*slot;
+    return 0;
+}
+
+int waitio_create_universe(WAITIO_MPI_Comm *commp)
+{
+    return make_universe(&universe, GID_UNIVERSE, all_ranks, commp);
+}
+
+int waitio_create_universe_pbhead(WAITIO_MPI_Comm *commp)
+{
+    return make_universe(&pbheads, GID_PBHEADS, rank_zero, commp);
+}
+
+wio_engine *wio_mpi_engine(void)
+{
+    if (!wio_engine_current)
+        wio_fail(WAITIO_ERR_STATE, "WaitIO is not initialised");
+    return wio_engine_current;
+}
+
+int waitio_mpi_comm_rank(WAITIO_MPI_Comm comm, int *rank) { return waitio_group_rank(comm, rank); }
+int waitio_mpi_comm_size(WAITIO_MPI_Comm comm, int *size) { return waitio_group_size(comm, size); }
+
+int waitio_mpi_type_size(WAITIO_MPI_Datatype datatype, int *size)
+{
+    size_t s = wio_dtype_size(datatype);
+    if (!s || !size)
+        return wio_fail(WAITIO_ERR_ARG, "unknown datatype %d", datatype);
+    *size = (int)s;
+    return 0;
+}
+
+double waitio_mpi_wtime(void) { return wio_now(); }
+
+int wio_mpi_bytes(int count, WAITIO_MPI_Datatype datatype, size_t *bytes)
+{
+    size_t s = wio_dtype_size(datatype);
+    if (!s)
+        return wio_fail(WAITIO_ERR_ARG, "unknown datatype %d", datatype);
+    if (count < 0)
+        return wio_fail(WAITIO_ERR_ARG, "negative count %d", count);
+    *bytes = (size_t)count * s;
+    return 0;
+}
+
+int wio_mpi_tag(int tag, int allow_any, unsigned long *out)
+{
+    if (allow_any && tag == WAITIO_MPI_ANY_TAG) {
+        *out = WAITIO_ANY_TAG;
+        return 0;
+    }
+    if (tag < 0)
+        return wio_fail(WAITIO_ERR_ARG, "tag %d is negative", tag);
+    *out = (unsigned long)tag;
+    return 0;
+}
+
+int waitio_mpi_isend(const void *buf, int count, WAITIO_MPI_Datatype datatype, int dest, int tag,
+                     WAITIO_MPI_Comm comm, WAITIO_MPI_Request *request)
+{
+    size_t bytes = 0;
+    unsigned long t = 0;
+    int rc;
+    if ((rc = wio_mpi_bytes(count, datatype, &bytes)) || (rc = wio_mpi_tag(tag, 0, &t)))
+        return rc;
+    return waitio_isend(comm, dest, (char *)buf, bytes, t, request);
+}
+
+int waitio_mpi_irecv(void *buf, int count, WAITIO_MPI_Datatype datatype, int source, int tag,
+                     WAITIO_MPI_Comm comm, WAITIO_MPI_Request *request)
+{
+    size_t bytes = 0;
+    unsigned long t = 0;
+    int rc;
+    if ((rc = wio_mpi_bytes(count, datatype, &bytes)) || (rc = wio_mpi_tag(tag, 1, &t)))
+        return rc;
+    return waitio_irecv(comm, source, buf, bytes, t, request);
+}
+
+int waitio_mpi_send(const void *buf, int count, WAITIO_MPI_Datatype datatype, int dest, int tag,
+                    WAITIO_MPI_Comm comm)
+{
+    WAITIO_MPI_Request r;
+    int rc = waitio_mpi_isend(buf, count, datatype, dest, tag, comm, &r);
+    return rc ? rc : waitio_wait(&r);
+}
+
+int waitio_mpi_recv(void *buf, int count, WAITIO_MPI_Datatype datatype, int source, int tag,
+                    WAITIO_MPI_Comm comm)
+{
+    WAITIO_MPI_Request r;
+    int rc = waitio_mpi_irecv(buf, count, datatype, source, tag, comm, &r);
+    return rc ? rc : waitio_wait(&r);
+}
+
+void wio_mpi_fill_status(const waitio_req_t *r, int *status)
+{
+    if (!status)
+        return;
+    status[WAITIO_MPI_SOURCE] = r->status.source;
+    status[WAITIO_MPI_TAG] = r->status.tag == WAITIO_ANY_TAG ? -1 : (int)r->status.tag;
+    status[WAITIO_MPI_ERROR] = r->status.error;
+    status[WAITIO_MPI_COUNT] = r->status.len > 0x7fffffff ? 0x7fffffff : (int)r->status.len;
+}
+
+int waitio_mpi_wait(WAITIO_MPI_Request *request, int *status)
+{
+    int rc = waitio_wait(request);
+    wio_mpi_fill_status(request, status);
+    return rc;
+}
+
+int waitio_mpi_test(WAITIO_MPI_Request *request, int *flag, int *status)
+{
+    int rc = waitio_test(request, flag);
+    if (*flag)
+        wio_mpi_fill_status(request, status);
+    return rc;
+}
+
+int waitio_mpi_waitall(int count, WAITIO_MPI_Request *array_of_requests, int *array_of_statuses)
+{
+    int rc = waitio_waitall(count, array_of_requests);
+    if (array_of_statuses)
+        for (int i = 0; i < count; i++)
+            wio_mpi_fill_status(&array_of_requests[i], array_of_statuses + WAITIO_STATUS_SIZE * i);
+    return rc;
+}
+
+/* ---- collectives ---- */
+
+static int count_ok(int count)
+{
+    return count >= 0 ? 0 : wio_fail(WAITIO_ERR_ARG, "negative count %d", count);
+}
+
+int waitio_mpi_barrier(WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    return e ? wio_mpi_hier_barrier(e, comm) : WAITIO_ERR_STATE;
+}
+
+int waitio_mpi_bcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int root,
+                     WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
+    return rc ? rc : wio_mpi_hier_bcast(e, comm, buffer, (size_t)count, datatype, root);
+}
+
+int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
+                      WAITIO_MPI_Op op, int root, WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
+    return rc ? rc : wio_mpi_hier_reduce(e, comm, sendbuf, recvbuf, (size_t)count, datatype, op, root);
+}
+
+int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
+                         WAITIO_MPI_Datatype datatype, WAITIO_MPI_Op op, WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
+    return rc ? rc : wio_mpi_hier_allreduce(e, comm, sendbuf, recvbuf, (size_t)count, datatype, op);
+}
+
+static int same_size(int sc, WAITIO_MPI_Datatype st, int rc_, WAITIO_MPI_Datatype rt)
+{
+    size_t a = 0, b = 0;
+    int rc = wio_mpi_bytes(sc, st, &a);
+    if (!rc)
+        rc = wio_mpi_bytes(rc_, rt, &b);
+    if (!rc && a != b)
+        rc = wio_fail(WAITIO_ERR_ARG, "send and receive sizes differ (%zu vs %zu bytes)", a, b);
+    return rc;
+}
+
+int waitio_mpi_gather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype, int root,
+                      WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    int n = 0, me = WAITIO_UNDEFINED, rc = waitio_group_rank(comm, &me);
+    if (!rc)
+        rc = waitio_group_size(comm, &n);
+    if (!rc && me == root && sendbuf != WAITIO_MPI_IN_PLACE)
+        rc = same_size(sendcount, sendtype, recvcount, recvtype);
+    if (!rc && me != root)
+        rc = wio_mpi_bytes(sendcount, sendtype, &(size_t){0});
+    if (rc)
+        return rc;
+    int *counts = NULL, *displs = NULL;
+    if (me == root) {
+        counts = malloc(sizeof(int) * (size_t)n);
+        displs = malloc(sizeof(int) * (size_t)n);
+        if (!counts || !displs) {
+            free(counts);
+            free(displs);
+            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        }
+        for (int i = 0; i < n; i++) {
+            counts[i] = recvcount;
+            displs[i] = i * recvcount;
+        }
+    }
+    int dt = me == root ? recvtype : sendtype;
+    rc = wio_coll_gatherv(e, comm, sendbuf, (size_t)sendcount * wio_dtype_size(sendtype) /
+                          wio_dtype_size(dt), recvbuf, counts, displs, dt, root);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int displs[],
+                       WAITIO_MPI_Datatype recvtype, int root, WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (sendtype != recvtype)
+        return wio_fail(WAITIO_ERR_ARG, "gatherv needs the same send and receive datatype");
+    int rc = count_ok(sendcount);
+    return rc ? rc : wio_coll_gatherv(e, comm, sendbuf, (size_t)sendcount, recvbuf, recvcounts,
+                                      displs, recvtype, root);
+}
+
+int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype, int root,
+                       WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    int n = 0, me = WAITIO_UNDEFINED, rc = waitio_group_rank(comm, &me);
+    if (!rc)
+        rc = waitio_group_size(comm, &n);
+    if (!rc && me == root && recvbuf != WAITIO_MPI_IN_PLACE)
+        rc = same_size(sendcount, sendtype, recvcount, recvtype);
+    if (!rc)
+        rc = count_ok(recvcount);
+    if (rc)
+        return rc;
+    int *counts = NULL, *displs = NULL;
+    if (me == root) {
+        counts = malloc(sizeof(int) * (size_t)n);
+        displs = malloc(sizeof(int) * (size_t)n);
+        if (!counts || !displs) {
+            free(counts);
+            free(displs);
+            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        }
+        for (int i = 0; i < n; i++) {
+            counts[i] = sendcount;
+            displs[i] = i * sendcount;
+        }
+    }
+    int dt = me == root ? sendtype : recvtype;
+    rc = wio_coll_scatterv(e, comm, sendbuf, counts, displs, recvbuf,
+                           (size_t)recvcount * wio_dtype_size(recvtype) / wio_dtype_size(dt), dt, root);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                        WAITIO_MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        WAITIO_MPI_Datatype recvtype, int root, WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    if (sendtype != recvtype)
+        return wio_fail(WAITIO_ERR_ARG, "scatterv needs the same send and receive datatype");
+    int rc = count_ok(recvcount);
+    return rc ? rc : wio_coll_scatterv(e, comm, sendbuf, sendcounts, displs, recvbuf,
+                                       (size_t)recvcount, recvtype, root);
+}
+
+int waitio_mpi_allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype,
+                         WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    int rc = sendbuf == WAITIO_MPI_IN_PLACE ? count_ok(recvcount)
+                                            : same_size(sendcount, sendtype, recvcount, recvtype);
+    return rc ? rc : wio_coll_allgather(e, comm, sendbuf, recvbuf, (size_t)recvcount, recvtype);
+}
+
+int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype,
+                        WAITIO_MPI_Comm comm)
+{
+    wio_engine *e = wio_mpi_engine();
+    if (!e)
+        return WAITIO_ERR_STATE;
+    int rc = same_size(sendcount, sendtype, recvcount, recvtype);
+    return rc ? rc : wio_coll_alltoall(e, comm, sendbuf, recvbuf, (size_t)recvcount, recvtype);
+}
