@@ -32,6 +32,12 @@ typedef struct waitio_adapter_ops {
 /* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */
 WAITIO_API int waitio_adapter_register(const waitio_adapter_ops *ops);
 
+/* An adapter library linked into the program installs a probe from a constructor; waitio_init
+ * calls it, and the probe registers the adapter when MPI is initialised (MPI_COMM_WORLD), so
+ * linking the adapter is enough: programs need no extra call. */
+typedef void (*waitio_adapter_probe_fn)(void);
+WAITIO_API void waitio_adapter_set_probe(waitio_adapter_probe_fn probe);
+
 #ifdef __cplusplus
 }
 #endif

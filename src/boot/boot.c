@@ -18,9 +18,10 @@
 #include <unistd.h>
 #include "core/engine.h"
 #include "transport/tcp.h"
+#include "waitio_adapter.h"
 
 #define ENTRY_LEN 32
-#define REGISTER_LEN (16 + ENTRY_LEN)
+#define REGISTER_HDR 16 /* npb, pbid, first rank, PB size; then one entry per rank */
 #define RETRY_INTERVAL 0.2
 
 /* ------------------------------------------------------------------------------------ */
@@ -155,8 +156,8 @@ static int rdvfile_read(const char *path, wio_addr *out)
 /* master                                                                                */
 
 typedef struct master_conn {
-    int pb, rank;             /* -1 until registered */
-    uint8_t reg[REGISTER_LEN];
+    int pb, rank;             /* -1 until registered (rank: the first one it registered) */
+    uint8_t *reg;             /* REGISTER payload being received */
     wio_send_item item;
     char text[WIO_ERROR_TEXT_MAX];
     int sending;
@@ -242,37 +243,57 @@ static int master_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h,
 {
     (void)ctx;
     master_conn *mc = wio_tcp_conn_user(c);
-    if (!mc || h->type != WIO_FT_REGISTER || h->len != REGISTER_LEN || mc->pb >= 0)
+    if (!mc || h->type != WIO_FT_REGISTER || mc->pb >= 0 || mc->reg ||
+        h->len < REGISTER_HDR + ENTRY_LEN || (h->len - REGISTER_HDR) % ENTRY_LEN != 0)
+        return -1;
+    mc->reg = malloc(h->len);
+    if (!mc->reg)
         return -1;
     *dest = mc->reg;
     return 0;
+}
+
+/* Records k consecutive ranks of one PB; returns NULL or why they were refused. */
+static const char *master_record_block(master *m, int pb, int first, int size, int k,
+                                       const uint8_t *entries)
+{
+    for (int i = 0; i < k; i++) {
+        wio_proc entry;
+        if (entry_decode(entries + (size_t)i * ENTRY_LEN, &entry) != 0)
+            return "malformed address entry";
+        const char *why = master_record(m, pb, first + i, size, &entry);
+        if (why)
+            return why;
+    }
+    return NULL;
 }
 
 static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
 {
     master *m = ctx;
     master_conn *mc = wio_tcp_conn_user(c);
-    (void)h;
-    int npb = (int)wio_get_le32(mc->reg), pb = (int)wio_get_le32(mc->reg + 4);
-    int rank = (int)wio_get_le32(mc->reg + 8), size = (int)wio_get_le32(mc->reg + 12);
-    wio_proc entry;
-    if (npb != m->e->npb) {
+    const uint8_t *reg = mc->reg;
+    int npb = (int)wio_get_le32(reg), pb = (int)wio_get_le32(reg + 4);
+    int first = (int)wio_get_le32(reg + 8), size = (int)wio_get_le32(reg + 12);
+    long k = (long)((h->len - REGISTER_HDR) / ENTRY_LEN);
+    if (npb != m->e->npb)
         master_reply_error(m, mc, 0, "WAITIO_NPB=%d but the master has WAITIO_NPB=%d", npb, m->e->npb);
-        return 0;
+    else if (pb < 0 || pb >= npb || size < 1 || size > (1 << 24) || first < 0 || first >= size ||
+             k > size - first)
+        master_reply_error(m, mc, 0, "malformed registration (PB %d ranks %d..%ld of %d)", pb, first,
+                           first + k - 1, size);
+    else {
+        const char *why = master_record_block(m, pb, first, size, (int)k, reg + REGISTER_HDR);
+        if (why) {
+            master_reply_error(m, mc, 0, "PB %d rank %d: %s", pb, first, why);
+        } else {
+            mc->pb = pb;
+            mc->rank = first;
+            wio_debug("rendezvous: PB %d ranks %d..%ld of %d registered", pb, first, first + k - 1, size);
+        }
     }
-    if (pb < 0 || pb >= npb || size < 1 || size > (1 << 24) || rank < 0 || rank >= size ||
-        entry_decode(mc->reg + 16, &entry) != 0) {
-        master_reply_error(m, mc, 0, "malformed registration (PB %d rank %d size %d)", pb, rank, size);
-        return 0;
-    }
-    const char *why = master_record(m, pb, rank, size, &entry);
-    if (why) {
-        master_reply_error(m, mc, 0, "PB %d rank %d: %s", pb, rank, why);
-        return 0;
-    }
-    mc->pb = pb;
-    mc->rank = rank;
-    wio_debug("rendezvous: PB %d rank %d/%d registered", pb, rank, size);
+    free(mc->reg);
+    mc->reg = NULL;
     return 0;
 }
 
@@ -368,6 +389,7 @@ static void master_free(master *m)
         m->conns = mc->next;
         if (mc->conn)
             wio_tcp_conn_close(mc->conn, WAITIO_ERR_CANCELLED);
+        free(mc->reg);
         free(mc);
     }
     for (int p = 0; p < m->e->npb; p++)
@@ -378,9 +400,14 @@ static void master_free(master *m)
     free(m->table);
 }
 
-static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len);
+/* Our registration: ranks first..first+k-1 of our PB, k encoded entries. */
+typedef struct boot_block {
+    int first, k;
+    const uint8_t *entries;
+} boot_block;
 
-static int master_run(wio_engine *e, double deadline, double timeout)
+static int master_run(wio_engine *e, double deadline, double timeout, const boot_block *b,
+                      uint8_t **table, size_t *table_len)
 {
     master m = {.e = e};
     m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
@@ -411,7 +438,7 @@ static int master_run(wio_engine *e, double deadline, double timeout)
         }
     }
     wio_info("rendezvous master listening on port %u", (unsigned)bound_port);
-    const char *why = master_record(&m, 0, e->cfg.local_rank, e->cfg.local_size, &e->self);
+    const char *why = master_record_block(&m, 0, b->first, e->cfg.local_size, b->k, b->entries);
     if (why)
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     if (!rc)
@@ -434,8 +461,11 @@ static int master_run(wio_engine *e, double deadline, double timeout)
         rc = wio_engine_wait_until(e, master_flushed, &m, wio_now() + 30.0);
         if (rc == WAITIO_ERR_TIMEOUT)
             rc = wio_fail(WAITIO_ERR_BOOT, "could not deliver the address table to every process");
-        if (!rc)
-            rc = boot_adopt_table(e, m.table, m.table_len);
+        if (!rc) {
+            *table = m.table;
+            *table_len = m.table_len;
+            m.table = NULL;
+        }
     }
     master_free(&m);
     return rc;
@@ -447,7 +477,8 @@ static int master_run(wio_engine *e, double deadline, double timeout)
 typedef struct client {
     wio_engine *e;
     wio_conn *conn;
-    uint8_t reg[REGISTER_LEN];
+    uint8_t *reg;
+    size_t reg_len;
     wio_send_item item;
     uint8_t *payload;          /* TABLE or ERROR being received */
     int outcome;               /* 0 waiting, 1 table, 2 error, 3 connection lost */
@@ -467,7 +498,7 @@ static void client_on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello
     memset(it, 0, sizeof *it);
     it->h.type = WIO_FT_REGISTER;
     it->payload = cl->reg;
-    it->total = REGISTER_LEN;
+    it->total = cl->reg_len;
     wio_tcp_conn_send(c, it);
     cl->registered = 1;
 }
@@ -556,14 +587,21 @@ static int master_address(const wio_engine *e, wio_addr *out, int *waiting_for_f
     return rc == 1 ? 0 : rc;
 }
 
-static int client_run(wio_engine *e, double deadline, double timeout, const wio_addr *first_master)
+static int client_run(wio_engine *e, double deadline, double timeout, const wio_addr *first_master,
+                      const boot_block *b, uint8_t **table, size_t *table_len)
 {
     client cl = {.e = e};
+    cl.reg_len = REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
+    if (cl.reg_len > WIO_REGISTER_MAX)
+        return wio_fail(WAITIO_ERR_BOOT, "PB %d is too large to register at once", e->cfg.pbid);
+    cl.reg = malloc(cl.reg_len);
+    if (!cl.reg)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     wio_put_le32(cl.reg, (uint32_t)e->npb);
     wio_put_le32(cl.reg + 4, (uint32_t)e->cfg.pbid);
-    wio_put_le32(cl.reg + 8, (uint32_t)e->cfg.local_rank);
+    wio_put_le32(cl.reg + 8, (uint32_t)b->first);
     wio_put_le32(cl.reg + 12, (uint32_t)e->cfg.local_size);
-    entry_encode(&e->self, cl.reg + 16);
+    memcpy(cl.reg + REGISTER_HDR, b->entries, (size_t)b->k * ENTRY_LEN);
     wio_addr master = *first_master;
     int have_master = first_master->family != 0;
     char where[128] = "";
@@ -619,9 +657,12 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     } else if (!rc && cl.outcome == 2) {
         rc = wio_fail(cl.error_code, "%s", cl.text);
     } else if (!rc && cl.outcome == 1) {
-        rc = boot_adopt_table(e, cl.table, cl.table_len);
+        *table = cl.table;
+        *table_len = cl.table_len;
+        cl.table = NULL;
     }
     free(cl.table);
+    free(cl.reg);
     return rc;
 }
 
@@ -662,27 +703,102 @@ static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len)
     return 0;
 }
 
-int wio_boot_run(wio_engine *e, double timeout)
+/* Registers block b with the master (or, on the master, collects everyone) and returns the
+ * encoded address table. */
+static int register_block(wio_engine *e, double deadline, double timeout, const boot_block *b,
+                          uint8_t **table, size_t *table_len)
 {
-    double deadline = wio_now() + timeout;
-    e->npb = e->cfg.npb;
+    int is_master = e->cfg.pbid == 0 && b->first == 0;
+    wio_addr master = {0};
+    int rc, waiting = 0;
+    if ((!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
+        return rc;
+    if (is_master)
+        return master_run(e, deadline, timeout, b, table, table_len);
+    if (waiting)
+        memset(&master, 0, sizeof master);
+    return client_run(e, deadline, timeout, &master, b, table, table_len);
+}
+
+static int choose_self_address(wio_engine *e)
+{
     int is_master = e->cfg.pbid == 0 && e->cfg.local_rank == 0;
     wio_addr master = {0}, self;
     int rc, waiting = 0;
-    if (!e->cfg.rendezvous[0] || !is_master) {
-        if ((rc = master_address(e, &master, &waiting)))
-            return rc;
-    }
-    /* In file mode a non-master may start before the file exists: advertise the address that
+    if ((!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
+        return rc;
+    /* In file mode a process may start before the file exists: it advertises the address that
      * routes to the master once known, the host's first interface meanwhile. */
     if ((rc = advertised_address(e, (master.family && !waiting) ? &master : NULL, &self)))
         return rc;
     self.port = e->self.addr.port;
     e->self.addr = self;
     e->self.host_id = host_identity();
-    if (is_master)
-        return master_run(e, deadline, timeout);
-    if (waiting)
-        memset(&master, 0, sizeof master);
-    return client_run(e, deadline, timeout, &master);
+    return 0;
+}
+
+/* With an MPI adapter: rank 0 gathers the PB's entries with MPI, registers the whole PB, and
+ * broadcasts the outcome (code, message, table) with MPI. One connection per PB to the master. */
+static int boot_through_adapter(wio_engine *e, const waitio_adapter_ops *a, double deadline,
+                                double timeout, uint8_t **table, size_t *table_len)
+{
+    uint8_t mine[ENTRY_LEN];
+    entry_encode(&e->self, mine);
+    int root = e->cfg.local_rank == 0, rc = 0;
+    uint8_t *all = root ? malloc((size_t)e->cfg.local_size * ENTRY_LEN) : NULL;
+    if (root && !all)
+        rc = WAITIO_ERR_NOMEM;
+    if (a->gather_bytes(a->ctx, mine, ENTRY_LEN, all, 0) != 0)
+        rc = rc ? rc : WAITIO_ERR_SYS;
+    if (root && !rc) {
+        boot_block b = {0, e->cfg.local_size, all};
+        rc = register_block(e, deadline, timeout, &b, table, table_len);
+    }
+    free(all);
+    /* outcome: [code, table length], then the message or the table */
+    uint64_t head[2] = {(uint64_t)rc, root && !rc ? *table_len : 0};
+    char msg[1024] = "";
+    if (root && rc)
+        snprintf(msg, sizeof msg, "%s", waitio_error_message());
+    if (a->bcast(a->ctx, head, sizeof head, 0) != 0)
+        return wio_fail(WAITIO_ERR_SYS, "MPI adapter: broadcast of the start-up outcome failed");
+    if (head[0]) {
+        if (a->bcast(a->ctx, msg, sizeof msg, 0) != 0)
+            return wio_fail(WAITIO_ERR_SYS, "MPI adapter: broadcast failed");
+        msg[sizeof msg - 1] = '\0';
+        return root ? (int)head[0] : wio_fail((int)head[0], "%s", msg);
+    }
+    if (!root) {
+        if (head[1] > WIO_TABLE_MAX || !(*table = malloc(head[1] ? head[1] : 1)))
+            return wio_fail(WAITIO_ERR_NOMEM, "cannot hold the address table");
+        *table_len = head[1];
+    }
+    if (a->bcast(a->ctx, *table, *table_len, 0) != 0)
+        return wio_fail(WAITIO_ERR_SYS, "MPI adapter: broadcast of the address table failed");
+    return 0;
+}
+
+int wio_boot_run(wio_engine *e, double timeout)
+{
+    double deadline = wio_now() + timeout;
+    e->npb = e->cfg.npb;
+    int rc = choose_self_address(e);
+    if (rc)
+        return rc;
+    uint8_t *table = NULL;
+    size_t table_len = 0;
+    const waitio_adapter_ops *a = wio_adapter();
+    if (a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank && e->cfg.local_size > 1) {
+        wio_info("start-up through the MPI adapter (%s)", a->name ? a->name : "?");
+        rc = boot_through_adapter(e, a, deadline, timeout, &table, &table_len);
+    } else {
+        uint8_t mine[ENTRY_LEN];
+        entry_encode(&e->self, mine);
+        boot_block b = {e->cfg.local_rank, 1, mine};
+        rc = register_block(e, deadline, timeout, &b, &table, &table_len);
+    }
+    if (!rc)
+        rc = boot_adopt_table(e, table, table_len);
+    free(table);
+    return rc;
 }

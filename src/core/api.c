@@ -80,6 +80,7 @@ int waitio_init(int timeout)
     if (wio_engine_current)
         return wio_fail(WAITIO_ERR_STATE, "waitio_init called twice");
     wio_log_init_from_env();
+    wio_adapter_probe();
     wio_engine *e = calloc(1, sizeof *e);
     if (!e)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");

@@ -192,6 +192,12 @@ int wio_group_create_func(wio_engine *e, int gid, waitio_filter_func_t func[], c
 int wio_group_create_list(wio_engine *e, int gid, int *rankap[], const int order[], wio_group **out);
 void wio_group_destroy(wio_engine *e, wio_group *g);
 
+/* adapter.c: the registered MPI adapter (waitio_adapter.h), or NULL */
+struct waitio_adapter_ops;
+const struct waitio_adapter_ops *wio_adapter(void);
+/* Lets a linked adapter library register itself; waitio_init calls this first. */
+void wio_adapter_probe(void);
+
 /* boot/boot.c: start-up rendezvous; fills npb, nprocs, pb_offset, table, my_id */
 int wio_boot_run(wio_engine *e, double timeout);
 

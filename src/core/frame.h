@@ -38,7 +38,7 @@ enum wio_frame_type {
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
-#define WIO_REGISTER_MAX 1024u
+#define WIO_REGISTER_MAX (64u << 20)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)

@@ -10,19 +10,11 @@
 #include "coll/datatype.h"
 #include "mpi/mpi_internal.h"
 
-static const waitio_adapter_ops *adapter;
 static wio_group *heads;           /* PB heads, created on first hierarchical use */
 static wio_engine *heads_engine;
 
 #define GID_HIER_HEADS 0x7ffffff2
 
-int waitio_adapter_register(const waitio_adapter_ops *ops)
-{
-    adapter = ops;
-    return 0;
-}
-
-const waitio_adapter_ops *wio_adapter(void) { return adapter; }
 
 static int rank_zero(int pb, int rank) { (void)pb; return rank == 0; }
 
@@ -39,6 +31,7 @@ static int is_whole_instance(const wio_engine *e, const wio_group *g)
 
 static int use_hier(wio_engine *e, wio_group *g)
 {
+    const waitio_adapter_ops *adapter = wio_adapter();
     const char *v = getenv("WAITIO_COLL_HIER");
     if (!adapter || (v && !strcmp(v, "0")) || !g || g->my_rank == WAITIO_UNDEFINED)
         return 0;
@@ -89,6 +82,7 @@ static void locate(const wio_engine *e, int r, int *pb, int *local)
 
 int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
 {
+    const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g))
         return wio_coll_bcast(e, g, buf, count, dtype, root);
     size_t bytes = count * wio_dtype_size(dtype);
@@ -115,6 +109,7 @@ int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int
 int wio_mpi_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                         int dtype, int op, int root)
 {
+    const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g))
         return wio_coll_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
     size_t es = wio_dtype_size(dtype), bytes = count * es;
@@ -143,6 +138,7 @@ int wio_mpi_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbu
 int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                            int dtype, int op)
 {
+    const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g))
         return wio_coll_allreduce(e, g, sbuf, rbuf, count, dtype, op);
     size_t bytes = count * wio_dtype_size(dtype);
@@ -167,6 +163,7 @@ int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *
 
 int wio_mpi_hier_barrier(wio_engine *e, wio_group *g)
 {
+    const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g))
         return wio_coll_barrier(e, g);
     int rc = adapter_rc(adapter->barrier(adapter->ctx), "barrier");

@@ -11,8 +11,6 @@ int wio_mpi_bytes(int count, WAITIO_MPI_Datatype datatype, size_t *bytes);
 int wio_mpi_tag(int tag, int allow_any, unsigned long *out);
 void wio_mpi_fill_status(const waitio_req_t *r, int *status);
 
-/* The registered adapter, or NULL. */
-const waitio_adapter_ops *wio_adapter(void);
 
 /* Collectives that go hierarchical on the universe when an adapter is registered
  * (WAITIO_COLL_HIER=0 forces the flat algorithms). */

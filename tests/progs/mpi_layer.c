@@ -1,0 +1,385 @@
+/*
+ * mpi_layer.c — test of the WaitIO-MPI conversion layer and the collectives. Run as several PBs
+ * (different MPI implementations). Checks:
+ *  - inside this PB, every collective of the conversion layer on a group of this PB's processes
+ *    gives exactly what the PB's real MPI gives on MPI_COMM_WORLD for the same inputs;
+ *  - across all PBs (the universe), results equal values computed independently here;
+ *  - hierarchical (through the MPI adapter) and flat collectives give identical results;
+ *  - point-to-point isend/irecv/send/recv/waitall with statuses across PBs.
+ * Inputs are small integers (also in float types), so every reduction order gives the same bits.
+ * Usage: mpi_layer [max_count]   (default 1048576)
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "waitio_mpi.h"
+
+static int wrank, wsize, urank, usize, pbid, npb, failures;
+
+#define FAIL(...) do { fprintf(stderr, "mpi_layer[PB %d rank %d]: ", pbid, wrank); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } while (0)
+#define CHECK_RC(call) do { int rc_ = (call); if (rc_) { fprintf(stderr, \
+    "mpi_layer[PB %d rank %d]: %s: %s (%s)\n", pbid, wrank, #call, waitio_strerror(rc_), \
+    waitio_error_message()); exit(1); } } while (0)
+
+typedef struct dtype_case {
+    int w;              /* WAITIO_MPI_* */
+    MPI_Datatype m;
+    size_t size;
+    int is_float, is_logical;
+    const char *name;
+} dtype_case;
+
+static dtype_case dtypes[] = {
+    {WAITIO_MPI_INT, MPI_INT, sizeof(int), 0, 0, "INT"},
+    {WAITIO_MPI_LONG, MPI_LONG, sizeof(long), 0, 0, "LONG"},
+    {WAITIO_MPI_UNSIGNED, MPI_UNSIGNED, sizeof(unsigned), 0, 0, "UNSIGNED"},
+    {WAITIO_MPI_SHORT, MPI_SHORT, sizeof(short), 0, 0, "SHORT"},
+    {WAITIO_MPI_SIGNED_CHAR, MPI_SIGNED_CHAR, 1, 0, 0, "SIGNED_CHAR"},
+    {WAITIO_MPI_UNSIGNED_CHAR, MPI_UNSIGNED_CHAR, 1, 0, 0, "UNSIGNED_CHAR"},
+    {WAITIO_MPI_LONG_LONG, MPI_LONG_LONG, 8, 0, 0, "LONG_LONG"},
+    {WAITIO_MPI_INT64_T, MPI_INT64_T, 8, 0, 0, "INT64_T"},
+    {WAITIO_MPI_UINT16_T, MPI_UINT16_T, 2, 0, 0, "UINT16_T"},
+    {WAITIO_MPI_FLOAT, MPI_FLOAT, 4, 1, 0, "FLOAT"},
+    {WAITIO_MPI_DOUBLE, MPI_DOUBLE, 8, 1, 0, "DOUBLE"},
+    {WAITIO_MPI_DOUBLE_PRECISION, MPI_DOUBLE, 8, 1, 0, "DOUBLE_PRECISION"},
+    {WAITIO_MPI_INTEGER, MPI_INT, 4, 0, 0, "INTEGER"},
+    {WAITIO_MPI_REAL, MPI_FLOAT, 4, 1, 0, "REAL"},
+};
+
+static const struct { int w; MPI_Op m; const char *name; int logical, bitwise; } ops[] = {
+    {WAITIO_MPI_SUM, MPI_SUM, "SUM", 0, 0}, {WAITIO_MPI_PROD, MPI_PROD, "PROD", 0, 0},
+    {WAITIO_MPI_MAX, MPI_MAX, "MAX", 0, 0}, {WAITIO_MPI_MIN, MPI_MIN, "MIN", 0, 0},
+    {WAITIO_MPI_LAND, MPI_LAND, "LAND", 1, 0}, {WAITIO_MPI_LOR, MPI_LOR, "LOR", 1, 0},
+    {WAITIO_MPI_LXOR, MPI_LXOR, "LXOR", 1, 0}, {WAITIO_MPI_BAND, MPI_BAND, "BAND", 0, 1},
+    {WAITIO_MPI_BOR, MPI_BOR, "BOR", 0, 1}, {WAITIO_MPI_BXOR, MPI_BXOR, "BXOR", 0, 1},
+};
+
+/* Input element i of rank r: small values so that sums and products stay exact. */
+static long input_value(int r, size_t i, int op)
+{
+    if (op == WAITIO_MPI_PROD)
+        return (long)((r + i) % 3 == 0 ? 2 : 1);
+    if (op == WAITIO_MPI_LAND || op == WAITIO_MPI_LOR || op == WAITIO_MPI_LXOR)
+        return (long)((r * 5 + i) % 4 != 0);
+    return (long)((r * 7 + i * 3) % 29);
+}
+
+static void store(const dtype_case *d, void *buf, size_t i, long v)
+{
+    switch (d->w) {
+    case WAITIO_MPI_INT: case WAITIO_MPI_INTEGER: ((int *)buf)[i] = (int)v; break;
+    case WAITIO_MPI_LONG: ((long *)buf)[i] = v; break;
+    case WAITIO_MPI_UNSIGNED: ((unsigned *)buf)[i] = (unsigned)v; break;
+    case WAITIO_MPI_SHORT: ((short *)buf)[i] = (short)v; break;
+    case WAITIO_MPI_SIGNED_CHAR: ((signed char *)buf)[i] = (signed char)v; break;
+    case WAITIO_MPI_UNSIGNED_CHAR: ((unsigned char *)buf)[i] = (unsigned char)v; break;
+    case WAITIO_MPI_LONG_LONG: case WAITIO_MPI_INT64_T: ((int64_t *)buf)[i] = v; break;
+    case WAITIO_MPI_UINT16_T: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    case WAITIO_MPI_FLOAT: case WAITIO_MPI_REAL: ((float *)buf)[i] = (float)v; break;
+    default: ((double *)buf)[i] = (double)v; break;
+    }
+}
+
+static int op_applies(const dtype_case *d, int k)
+{
+    if (d->is_float)
+        return !ops[k].logical && !ops[k].bitwise;
+    return 1;
+}
+
+/* The reduction of input_value over ranks 0..n-1 for element i, computed independently. */
+static long expected_reduce(int n, size_t i, int op)
+{
+    long acc = input_value(0, i, op);
+    for (int r = 1; r < n; r++) {
+        long v = input_value(r, i, op);
+        switch (op) {
+        case WAITIO_MPI_SUM: acc += v; break;
+        case WAITIO_MPI_PROD: acc *= v; break;
+        case WAITIO_MPI_MAX: acc = v > acc ? v : acc; break;
+        case WAITIO_MPI_MIN: acc = v < acc ? v : acc; break;
+        case WAITIO_MPI_LAND: acc = acc && v; break;
+        case WAITIO_MPI_LOR: acc = acc || v; break;
+        case WAITIO_MPI_LXOR: acc = (acc != 0) != (v != 0); break;
+        case WAITIO_MPI_BAND: acc &= v; break;
+        case WAITIO_MPI_BOR: acc |= v; break;
+        case WAITIO_MPI_BXOR: acc ^= v; break;
+        }
+    }
+    return acc;
+}
+
+static int everyone(int pb, int rank) { (void)pb; (void)rank; return 1; }
+
+/* A group of this PB's processes only (created by this PB's members alone). */
+static WAITIO_MPI_Comm pb_group(void)
+{
+    waitio_filter_func_t *f = calloc((size_t)npb, sizeof *f);
+    int *order = calloc((size_t)npb, sizeof *order);
+    f[pbid] = everyone;
+    order[pbid] = 1;
+    WAITIO_MPI_Comm g = waitio_create_group(100 + pbid, f, order);
+    free(f);
+    free(order);
+    if (!g) {
+        fprintf(stderr, "pb group: %s\n", waitio_error_message());
+        exit(1);
+    }
+    return g;
+}
+
+static void fill(const dtype_case *d, void *buf, int r, size_t count, int op)
+{
+    for (size_t i = 0; i < count; i++)
+        store(d, buf, i, input_value(r, i, op));
+}
+
+/* Reductions: this PB against its MPI; the universe against the independent values; hierarchical
+ * against flat. */
+static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcount)
+{
+    static const size_t counts[] = {0, 1, 7, 1000, 20000};
+    size_t cap = maxcount > 20000 ? maxcount : 20000;
+    size_t maxbytes = cap * 8;
+    uint8_t *in = malloc(maxbytes), *a = malloc(maxbytes), *b = malloc(maxbytes), *want = malloc(maxbytes);
+    for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
+        const dtype_case *d = &dtypes[di];
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            if (!op_applies(d, (int)k))
+                continue;
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                size_t n = counts[ci];
+                int op = ops[k].w;
+                /* inside the PB: WaitIO vs the PB's MPI */
+                fill(d, in, wrank, n, op);
+                memset(a, 0xa5, n * d->size);
+                memset(b, 0x5a, n * d->size);
+                CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)n, d->w, op, P));
+                MPI_Allreduce(in, b, (int)n, d->m, ops[k].m, MPI_COMM_WORLD);
+                if (memcmp(a, b, n * d->size))
+                    FAIL("Allreduce %s %s count %zu: WaitIO differs from MPI", d->name, ops[k].name, n);
+                int root = (int)(ci % (size_t)wsize);
+                memset(a, 0xa5, n * d->size);
+                memset(b, 0x5a, n * d->size);
+                CHECK_RC(WAITIO_MPI_Reduce(in, a, (int)n, d->w, op, root, P));
+                MPI_Reduce(in, b, (int)n, d->m, ops[k].m, root, MPI_COMM_WORLD);
+                if (wrank == root && memcmp(a, b, n * d->size))
+                    FAIL("Reduce %s %s count %zu root %d: WaitIO differs from MPI", d->name,
+                         ops[k].name, n, root);
+                /* across PBs: hierarchical and flat against independent values */
+                fill(d, in, urank, n, op);
+                for (size_t i = 0; i < n; i++)
+                    store(d, want, i, expected_reduce(usize, i, op));
+                for (int flat = 0; flat < 2; flat++) {
+                    setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
+                    memset(a, 0xa5, n * d->size);
+                    CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)n, d->w, op, U));
+                    if (memcmp(a, want, n * d->size))
+                        FAIL("universe Allreduce %s %s count %zu (%s) wrong", d->name,
+                             ops[k].name, n, flat ? "flat" : "hierarchical");
+                    int uroot = (int)((ci * 3 + k) % (size_t)usize);
+                    memset(a, 0xa5, n * d->size);
+                    CHECK_RC(WAITIO_MPI_Reduce(in, a, (int)n, d->w, op, uroot, U));
+                    if (urank == uroot && memcmp(a, want, n * d->size))
+                        FAIL("universe Reduce %s %s count %zu root %d (%s) wrong", d->name,
+                             ops[k].name, n, uroot, flat ? "flat" : "hierarchical");
+                }
+                unsetenv("WAITIO_COLL_HIER");
+            }
+        }
+    }
+    /* one large vector: ring reduce-scatter + allgather, flat and hierarchical */
+    const dtype_case *d = &dtypes[10]; /* DOUBLE */
+    fill(d, in, urank, maxcount, WAITIO_MPI_SUM);
+    for (int flat = 0; flat < 2; flat++) {
+        setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
+        CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)maxcount, d->w, WAITIO_MPI_SUM, U));
+        for (size_t i = 0; i < maxcount; i++)
+            if (((double *)a)[i] != (double)expected_reduce(usize, i, WAITIO_MPI_SUM)) {
+                FAIL("large Allreduce (%s) wrong at %zu", flat ? "flat" : "hierarchical", i);
+                break;
+            }
+    }
+    unsetenv("WAITIO_COLL_HIER");
+    free(in);
+    free(a);
+    free(b);
+    free(want);
+}
+
+/* Bcast, gather(v), scatter(v), allgather, alltoall, barrier: PB vs MPI, and universe values. */
+static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
+{
+    enum { N = 1000 };
+    int *a = calloc((size_t)N * 64, sizeof(int)), *b = calloc((size_t)N * 64, sizeof(int));
+    int *in = calloc((size_t)N * 64, sizeof(int));
+    for (int root = 0; root < usize; root += (usize > 3 ? usize / 3 : 1)) {
+        for (int flat = 0; flat < 2; flat++) {
+            setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
+            for (int i = 0; i < N; i++)
+                a[i] = urank == root ? root * 100000 + i : -1;
+            CHECK_RC(WAITIO_MPI_Bcast(a, N, WAITIO_MPI_INT, root, U));
+            for (int i = 0; i < N; i++)
+                if (a[i] != root * 100000 + i) {
+                    FAIL("universe Bcast root %d (%s) wrong at %d", root, flat ? "flat" : "hier", i);
+                    break;
+                }
+        }
+    }
+    unsetenv("WAITIO_COLL_HIER");
+    /* inside the PB against MPI */
+    for (int i = 0; i < N; i++)
+        in[i] = wrank * 1000 + i;
+    int root = wsize - 1;
+    memcpy(a, in, sizeof(int) * N);
+    memcpy(b, in, sizeof(int) * N);
+    CHECK_RC(WAITIO_MPI_Bcast(a, N, WAITIO_MPI_INT, root, P));
+    MPI_Bcast(b, N, MPI_INT, root, MPI_COMM_WORLD);
+    if (memcmp(a, b, sizeof(int) * N))
+        FAIL("PB Bcast differs from MPI");
+    memset(a, 0, sizeof(int) * N * (size_t)wsize);
+    memset(b, 0, sizeof(int) * N * (size_t)wsize);
+    CHECK_RC(WAITIO_MPI_Gather(in, N, WAITIO_MPI_INT, a, N, WAITIO_MPI_INT, 0, P));
+    MPI_Gather(in, N, MPI_INT, b, N, MPI_INT, 0, MPI_COMM_WORLD);
+    if (wrank == 0 && memcmp(a, b, sizeof(int) * N * (size_t)wsize))
+        FAIL("PB Gather differs from MPI");
+    CHECK_RC(WAITIO_MPI_Allgather(in, N, WAITIO_MPI_INT, a, N, WAITIO_MPI_INT, P));
+    MPI_Allgather(in, N, MPI_INT, b, N, MPI_INT, MPI_COMM_WORLD);
+    if (memcmp(a, b, sizeof(int) * N * (size_t)wsize))
+        FAIL("PB Allgather differs from MPI");
+    int *counts = calloc((size_t)wsize, sizeof(int)), *displs = calloc((size_t)wsize, sizeof(int));
+    for (int r = 0, off = 0; r < wsize; r++) {
+        counts[r] = r + 3;
+        displs[r] = off;
+        off += counts[r] + 2;
+    }
+    memset(a, 0, sizeof(int) * N * 4);
+    memset(b, 0, sizeof(int) * N * 4);
+    CHECK_RC(WAITIO_MPI_Gatherv(in, wrank + 3, WAITIO_MPI_INT, a, counts, displs, WAITIO_MPI_INT, root, P));
+    MPI_Gatherv(in, wrank + 3, MPI_INT, b, counts, displs, MPI_INT, root, MPI_COMM_WORLD);
+    if (wrank == root && memcmp(a, b, sizeof(int) * N * 4))
+        FAIL("PB Gatherv differs from MPI");
+    int *sv = calloc((size_t)N * 4, sizeof(int));
+    for (int i = 0; i < N * 4; i++)
+        sv[i] = i * 3 + 1;
+    memset(a, 0, sizeof(int) * N);
+    memset(b, 0, sizeof(int) * N);
+    CHECK_RC(WAITIO_MPI_Scatterv(sv, counts, displs, WAITIO_MPI_INT, a, wrank + 3, WAITIO_MPI_INT, 0, P));
+    MPI_Scatterv(sv, counts, displs, MPI_INT, b, wrank + 3, MPI_INT, 0, MPI_COMM_WORLD);
+    if (memcmp(a, b, sizeof(int) * N))
+        FAIL("PB Scatterv differs from MPI");
+    CHECK_RC(WAITIO_MPI_Scatter(sv, 7, WAITIO_MPI_INT, a, 7, WAITIO_MPI_INT, 0, P));
+    MPI_Scatter(sv, 7, MPI_INT, b, 7, MPI_INT, 0, MPI_COMM_WORLD);
+    if (memcmp(a, b, sizeof(int) * 7))
+        FAIL("PB Scatter differs from MPI");
+    for (int i = 0; i < 5 * wsize; i++)
+        in[i] = wrank * 100 + i;
+    CHECK_RC(WAITIO_MPI_Alltoall(in, 5, WAITIO_MPI_INT, a, 5, WAITIO_MPI_INT, P));
+    MPI_Alltoall(in, 5, MPI_INT, b, 5, MPI_INT, MPI_COMM_WORLD);
+    if (memcmp(a, b, sizeof(int) * 5 * (size_t)wsize))
+        FAIL("PB Alltoall differs from MPI");
+    /* universe allgather / alltoall against computed values */
+    for (int i = 0; i < 3; i++)
+        in[i] = urank * 10 + i;
+    CHECK_RC(WAITIO_MPI_Allgather(in, 3, WAITIO_MPI_INT, a, 3, WAITIO_MPI_INT, U));
+    for (int r = 0; r < usize; r++)
+        for (int i = 0; i < 3; i++)
+            if (a[r * 3 + i] != r * 10 + i)
+                FAIL("universe Allgather wrong at %d/%d", r, i);
+    for (int r = 0; r < usize; r++)
+        in[r] = urank * 1000 + r;
+    CHECK_RC(WAITIO_MPI_Alltoall(in, 1, WAITIO_MPI_INT, a, 1, WAITIO_MPI_INT, U));
+    for (int r = 0; r < usize; r++)
+        if (a[r] != r * 1000 + urank)
+            FAIL("universe Alltoall wrong from %d", r);
+    CHECK_RC(WAITIO_MPI_Barrier(U));
+    CHECK_RC(WAITIO_MPI_Barrier(P));
+    free(counts);
+    free(displs);
+    free(sv);
+    free(a);
+    free(b);
+    free(in);
+}
+
+/* Point-to-point through the conversion layer, with statuses. */
+static void test_p2p(WAITIO_MPI_Comm U)
+{
+    int right = (urank + 1) % usize, left = (urank + usize - 1) % usize;
+    double out[3] = {urank + 0.5, urank * 2.0, -1.0}, got[3] = {0};
+    WAITIO_MPI_Request req[2];
+    int sta[2 * WAITIO_STATUS_SIZE];
+    CHECK_RC(WAITIO_MPI_Irecv(got, 3, WAITIO_MPI_DOUBLE, WAITIO_MPI_ANY_SOURCE, WAITIO_MPI_ANY_TAG, U, &req[0]));
+    CHECK_RC(WAITIO_MPI_Isend(out, 3, WAITIO_MPI_DOUBLE, right, 77, U, &req[1]));
+    CHECK_RC(WAITIO_MPI_Waitall(2, req, sta));
+    if (got[0] != left + 0.5 || got[1] != left * 2.0 || sta[WAITIO_MPI_SOURCE] != left ||
+        sta[WAITIO_MPI_TAG] != 77 || sta[WAITIO_MPI_COUNT] != 24 || sta[WAITIO_MPI_ERROR] != 0)
+        FAIL("Isend/Irecv/Waitall wrong: got %g %g from %d tag %d count %d", got[0], got[1],
+             sta[WAITIO_MPI_SOURCE], sta[WAITIO_MPI_TAG], sta[WAITIO_MPI_COUNT]);
+    long v = urank, w = -1;
+    if (urank % 2 == 0) {
+        CHECK_RC(WAITIO_MPI_Send(&v, 1, WAITIO_MPI_LONG, right, 5, U));
+        CHECK_RC(WAITIO_MPI_Recv(&w, 1, WAITIO_MPI_LONG, left, 5, U));
+    } else {
+        CHECK_RC(WAITIO_MPI_Recv(&w, 1, WAITIO_MPI_LONG, left, 5, U));
+        CHECK_RC(WAITIO_MPI_Send(&v, 1, WAITIO_MPI_LONG, right, 5, U));
+    }
+    if (w != left)
+        FAIL("Send/Recv wrong: %ld from %d", w, left);
+    int sz = 0;
+    CHECK_RC(WAITIO_MPI_Type_size(WAITIO_MPI_DOUBLE_PRECISION, &sz));
+    if (sz != 8)
+        FAIL("Type_size(DOUBLE_PRECISION) = %d", sz);
+    /* truncation is reported, never overflows */
+    char small[4];
+    if (urank == 0) {
+        CHECK_RC(WAITIO_MPI_Send(out, 3, WAITIO_MPI_DOUBLE, 1, 9, U));
+    } else if (urank == 1) {
+        int rc = WAITIO_MPI_Recv(small, 4, WAITIO_MPI_CHAR, 0, 9, U);
+        if (rc != WAITIO_ERR_TRUNCATE)
+            FAIL("truncated Recv returned %d, expected WAITIO_ERR_TRUNCATE", rc);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    size_t maxcount = argc > 1 ? (size_t)atol(argv[1]) : (1u << 20);
+    alarm(240);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    WAITIO_MPI_Comm U, H;
+    CHECK_RC(waitio_create_universe(&U));
+    CHECK_RC(waitio_create_universe_pbhead(&H));
+    CHECK_RC(waitio_pb_rank(&pbid));
+    CHECK_RC(waitio_pb_size(&npb));
+    CHECK_RC(WAITIO_MPI_Comm_rank(U, &urank));
+    CHECK_RC(WAITIO_MPI_Comm_size(U, &usize));
+    int hrank, hsize;
+    CHECK_RC(WAITIO_MPI_Comm_rank(H, &hrank));
+    CHECK_RC(WAITIO_MPI_Comm_size(H, &hsize));
+    if (hsize != npb || (wrank == 0 ? hrank != pbid : hrank != WAITIO_MPI_UNDEFINED))
+        FAIL("PB-heads communicator: rank %d size %d", hrank, hsize);
+    WAITIO_MPI_Comm P = pb_group();
+    test_p2p(U);
+    test_data_movement(U, P);
+    test_reductions(U, P, maxcount);
+    if (wrank == 0) { /* PB heads reduce over their own communicator */
+        int one = 1, total = 0;
+        CHECK_RC(WAITIO_MPI_Allreduce(&one, &total, 1, WAITIO_MPI_INT, WAITIO_MPI_SUM, H));
+        if (total != npb)
+            FAIL("PB-heads Allreduce gave %d, expected %d", total, npb);
+    }
+    int all_failures = 0;
+    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_RC(waitio_finalize());
+    if (wrank == 0)
+        printf("mpi_layer PB %d: %s (%d universe processes, %d failures in this PB)\n", pbid,
+               all_failures ? "FAILED" : "ok", usize, all_failures);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
