@@ -305,6 +305,16 @@ int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned lo
 
 static int req_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_RS_DONE; }
 
+static int progress_now_and_then(wio_engine *e)
+{
+    static double last;
+    double now = wio_now();
+    if (now - last < 50e-6)
+        return 0;
+    last = now;
+    return wio_engine_progress(e, 0);
+}
+
 int waitio_wait_timeout(waitio_req_t *req, double seconds)
 {
     wio_engine *e = engine_or_fail();
@@ -316,7 +326,13 @@ int waitio_wait_timeout(waitio_req_t *req, double seconds)
     if (!r)
         return req->internal ? wio_fail(WAITIO_ERR_ARG, "stale request (already completed "
                                         "through a copy?)") : req->status.error;
-    if (r->state != WIO_RS_DONE) {
+    if (r->state == WIO_RS_DONE) {
+        /* Already complete (an eager send): still look at incoming traffic now and then, so
+         * that a program that only sends notices a finalized or dead peer. */
+        int rc = progress_now_and_then(e);
+        if (rc)
+            return rc;
+    } else {
         int rc = wio_engine_wait_until(e, req_done, r, seconds >= 0 ? wio_now() + seconds : 0);
         if (rc == WAITIO_ERR_TIMEOUT)
             return WAITIO_ERR_TIMEOUT;

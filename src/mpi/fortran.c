@@ -36,8 +36,8 @@ static void req_store(int *freq, const waitio_req_t *r) { memcpy(freq, r, sizeof
 
 #define FREQ_INTS WAITIO_REQUEST_SIZE
 
-void waitio_init_(const int *timeout, int *ierr) { *ierr = waitio_init(*timeout); }
-void waitio_finalize_(int *ierr)
+WAITIO_API void waitio_init_(const int *timeout, int *ierr) { *ierr = waitio_init(*timeout); }
+WAITIO_API void waitio_finalize_(int *ierr)
 {
     *ierr = waitio_finalize();
     nhandles = 0;
@@ -57,20 +57,20 @@ static void universe(int (*create)(WAITIO_MPI_Comm *), int *comm, int *ierr)
     memcpy(comm, &h, sizeof h);
 }
 
-void waitio_create_universe_(int *comm, int *ierr) { universe(waitio_create_universe, comm, ierr); }
-void waitio_create_universe_pbhead_(int *comm, int *ierr)
+WAITIO_API void waitio_create_universe_(int *comm, int *ierr) { universe(waitio_create_universe, comm, ierr); }
+WAITIO_API void waitio_create_universe_pbhead_(int *comm, int *ierr)
 {
     universe(waitio_create_universe_pbhead, comm, ierr);
 }
 
-void waitio_group_rank_(const int *comm, int *rank, int *ierr) { *ierr = waitio_group_rank(group_of(comm), rank); }
-void waitio_group_size_(const int *comm, int *size, int *ierr) { *ierr = waitio_group_size(group_of(comm), size); }
-void waitio_mpi_comm_rank_(const int *comm, int *rank, int *ierr) { waitio_group_rank_(comm, rank, ierr); }
-void waitio_mpi_comm_size_(const int *comm, int *size, int *ierr) { waitio_group_size_(comm, size, ierr); }
-void waitio_pb_rank_(int *rank, int *ierr) { *ierr = waitio_pb_rank(rank); }
-void waitio_pb_size_(int *size, int *ierr) { *ierr = waitio_pb_size(size); }
+WAITIO_API void waitio_group_rank_(const int *comm, int *rank, int *ierr) { *ierr = waitio_group_rank(group_of(comm), rank); }
+WAITIO_API void waitio_group_size_(const int *comm, int *size, int *ierr) { *ierr = waitio_group_size(group_of(comm), size); }
+WAITIO_API void waitio_mpi_comm_rank_(const int *comm, int *rank, int *ierr) { waitio_group_rank_(comm, rank, ierr); }
+WAITIO_API void waitio_mpi_comm_size_(const int *comm, int *size, int *ierr) { waitio_group_size_(comm, size, ierr); }
+WAITIO_API void waitio_pb_rank_(int *rank, int *ierr) { *ierr = waitio_pb_rank(rank); }
+WAITIO_API void waitio_pb_size_(int *size, int *ierr) { *ierr = waitio_pb_size(size); }
 
-void waitio_mpi_isend_(const void *buf, const int *count, const int *dtype, const int *dest,
+WAITIO_API void waitio_mpi_isend_(const void *buf, const int *count, const int *dtype, const int *dest,
                        const int *tag, const int *comm, int *req, int *ierr)
 {
     waitio_req_t r;
@@ -79,7 +79,7 @@ void waitio_mpi_isend_(const void *buf, const int *count, const int *dtype, cons
         req_store(req, &r);
 }
 
-void waitio_mpi_irecv_(void *buf, const int *count, const int *dtype, const int *source,
+WAITIO_API void waitio_mpi_irecv_(void *buf, const int *count, const int *dtype, const int *source,
                        const int *tag, const int *comm, int *req, int *ierr)
 {
     waitio_req_t r;
@@ -88,13 +88,13 @@ void waitio_mpi_irecv_(void *buf, const int *count, const int *dtype, const int 
         req_store(req, &r);
 }
 
-void waitio_mpi_send_(const void *buf, const int *count, const int *dtype, const int *dest,
+WAITIO_API void waitio_mpi_send_(const void *buf, const int *count, const int *dtype, const int *dest,
                       const int *tag, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_send(buf, *count, *dtype, *dest, *tag, group_of(comm));
 }
 
-void waitio_mpi_recv_(void *buf, const int *count, const int *dtype, const int *source,
+WAITIO_API void waitio_mpi_recv_(void *buf, const int *count, const int *dtype, const int *source,
                       const int *tag, const int *comm, int *status, int *ierr)
 {
     waitio_req_t r;
@@ -103,7 +103,7 @@ void waitio_mpi_recv_(void *buf, const int *count, const int *dtype, const int *
         *ierr = waitio_mpi_wait(&r, status);
 }
 
-void waitio_mpi_wait_(int *req, int *status, int *ierr)
+WAITIO_API void waitio_mpi_wait_(int *req, int *status, int *ierr)
 {
     waitio_req_t r;
     req_load(req, &r);
@@ -111,7 +111,7 @@ void waitio_mpi_wait_(int *req, int *status, int *ierr)
     req_store(req, &r);
 }
 
-void waitio_mpi_waitall_(const int *count, int *reqs, int *statuses, int *ierr)
+WAITIO_API void waitio_mpi_waitall_(const int *count, int *reqs, int *statuses, int *ierr)
 {
     int first = 0;
     for (int i = 0; i < *count; i++) {
@@ -125,33 +125,33 @@ void waitio_mpi_waitall_(const int *count, int *reqs, int *statuses, int *ierr)
     *ierr = first;
 }
 
-void waitio_mpi_barrier_(const int *comm, int *ierr) { *ierr = waitio_mpi_barrier(group_of(comm)); }
+WAITIO_API void waitio_mpi_barrier_(const int *comm, int *ierr) { *ierr = waitio_mpi_barrier(group_of(comm)); }
 
-void waitio_mpi_bcast_(void *buf, const int *count, const int *dtype, const int *root,
+WAITIO_API void waitio_mpi_bcast_(void *buf, const int *count, const int *dtype, const int *root,
                        const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_bcast(buf, *count, *dtype, *root, group_of(comm));
 }
 
-void waitio_mpi_reduce_(const void *sbuf, void *rbuf, const int *count, const int *dtype,
+WAITIO_API void waitio_mpi_reduce_(const void *sbuf, void *rbuf, const int *count, const int *dtype,
                         const int *op, const int *root, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_reduce(sbuf, rbuf, *count, *dtype, *op, *root, group_of(comm));
 }
 
-void waitio_mpi_allreduce_(const void *sbuf, void *rbuf, const int *count, const int *dtype,
+WAITIO_API void waitio_mpi_allreduce_(const void *sbuf, void *rbuf, const int *count, const int *dtype,
                            const int *op, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_allreduce(sbuf, rbuf, *count, *dtype, *op, group_of(comm));
 }
 
-void waitio_mpi_gather_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+WAITIO_API void waitio_mpi_gather_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                         const int *rcount, const int *rtype, const int *root, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_gather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, *root, group_of(comm));
 }
 
-void waitio_mpi_gatherv_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+WAITIO_API void waitio_mpi_gatherv_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                          const int *rcounts, const int *displs, const int *rtype, const int *root,
                          const int *comm, int *ierr)
 {
@@ -159,13 +159,13 @@ void waitio_mpi_gatherv_(const void *sbuf, const int *scount, const int *stype, 
                                group_of(comm));
 }
 
-void waitio_mpi_scatter_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+WAITIO_API void waitio_mpi_scatter_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                          const int *rcount, const int *rtype, const int *root, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_scatter(sbuf, *scount, *stype, rbuf, *rcount, *rtype, *root, group_of(comm));
 }
 
-void waitio_mpi_scatterv_(const void *sbuf, const int *scounts, const int *displs, const int *stype,
+WAITIO_API void waitio_mpi_scatterv_(const void *sbuf, const int *scounts, const int *displs, const int *stype,
                           void *rbuf, const int *rcount, const int *rtype, const int *root,
                           const int *comm, int *ierr)
 {
@@ -173,13 +173,13 @@ void waitio_mpi_scatterv_(const void *sbuf, const int *scounts, const int *displ
                                 group_of(comm));
 }
 
-void waitio_mpi_allgather_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+WAITIO_API void waitio_mpi_allgather_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                            const int *rcount, const int *rtype, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_allgather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, group_of(comm));
 }
 
-void waitio_mpi_alltoall_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+WAITIO_API void waitio_mpi_alltoall_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                           const int *rcount, const int *rtype, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_alltoall(sbuf, *scount, *stype, rbuf, *rcount, *rtype, group_of(comm));
