@@ -1,0 +1,107 @@
+/*
+ * coll_bench.c — waitio-bench-coll: collective timings (bcast, reduce, allreduce; 8 B .. 1 MiB)
+ * as in seed 001's Table 10. One MPI program, three modes:
+ *   mpi        one MPI job of the whole size: MPI_Bcast / MPI_Reduce / MPI_Allreduce
+ *   hier       several PBs coupled through WaitIO, collectives on the universe, hierarchical
+ *              (inside each PB with its MPI through the adapter, across PBs between the heads)
+ *   flat       the same but flat over WaitIO only (WAITIO_COLL_HIER=0)
+ * Prints CSV lines "mode,op,bytes,usec" from global rank 0 (the time is the maximum over ranks
+ * of the mean time per call).
+ * Usage: waitio-bench-coll mpi|hier|flat [max_bytes] [iterations]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "waitio_mpi.h"
+
+static int use_waitio;
+static WAITIO_MPI_Comm U;
+static int me, n;
+
+static void check(int rc, const char *what)
+{
+    if (rc) {
+        fprintf(stderr, "waitio-bench-coll: %s: %s (%s)\n", what, waitio_strerror(rc), waitio_error_message());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void run_op(const char *op, double *buf, double *out, int count)
+{
+    if (!strcmp(op, "bcast")) {
+        if (use_waitio)
+            check(WAITIO_MPI_Bcast(buf, count, WAITIO_MPI_DOUBLE, 0, U), "bcast");
+        else
+            MPI_Bcast(buf, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(op, "reduce")) {
+        if (use_waitio)
+            check(WAITIO_MPI_Reduce(buf, out, count, WAITIO_MPI_DOUBLE, WAITIO_MPI_SUM, 0, U), "reduce");
+        else
+            MPI_Reduce(buf, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    } else {
+        if (use_waitio)
+            check(WAITIO_MPI_Allreduce(buf, out, count, WAITIO_MPI_DOUBLE, WAITIO_MPI_SUM, U), "allreduce");
+        else
+            MPI_Allreduce(buf, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+}
+
+static void barrier(void)
+{
+    if (use_waitio)
+        check(WAITIO_MPI_Barrier(U), "barrier");
+    else
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static double max_over_ranks(double v)
+{
+    double m = v;
+    if (use_waitio)
+        check(WAITIO_MPI_Allreduce(&v, &m, 1, WAITIO_MPI_DOUBLE, WAITIO_MPI_MAX, U), "allreduce");
+    else
+        MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    const char *mode = argc > 1 ? argv[1] : "hier";
+    size_t maxbytes = argc > 2 ? (size_t)atol(argv[2]) : (1u << 20);
+    int iters = argc > 3 ? atoi(argv[3]) : 50;
+    use_waitio = strcmp(mode, "mpi") != 0;
+    if (use_waitio) {
+        setenv("WAITIO_COLL_HIER", strcmp(mode, "flat") ? "1" : "0", 1);
+        check(waitio_create_universe(&U), "create_universe");
+        check(WAITIO_MPI_Comm_rank(U, &me), "rank");
+        check(WAITIO_MPI_Comm_size(U, &n), "size");
+    } else {
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+    }
+    double *buf = calloc(maxbytes / 8 + 1, 8), *out = calloc(maxbytes / 8 + 1, 8);
+    static const char *const ops[] = {"bcast", "reduce", "allreduce"};
+    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+    for (int o = 0; o < 3; o++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0] && sizes[si] <= maxbytes; si++) {
+            size_t bytes = sizes[si];
+            int count = (int)(bytes / 8), it = bytes >= (256u << 10) ? iters / 5 + 1 : iters;
+            for (int w = 0; w < 3; w++)
+                run_op(ops[o], buf, out, count);
+            barrier();
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < it; i++)
+                run_op(ops[o], buf, out, count);
+            double per = (MPI_Wtime() - t0) / it;
+            double worst = max_over_ranks(per);
+            if (me == 0)
+                printf("%s,%s,%zu,%.2f\n", mode, ops[o], bytes, worst * 1e6);
+            fflush(stdout);
+        }
+    if (use_waitio)
+        check(waitio_finalize(), "finalize");
+    MPI_Finalize();
+    return 0;
+}
