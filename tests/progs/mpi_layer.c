@@ -9,7 +9,9 @@
  * Inputs are small integers (also in float types), so every reduction order gives the same bits.
  * Usage: mpi_layer [max_count]   (default 1048576)
  */
+#include <complex.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,30 +27,44 @@ static int wrank, wsize, urank, usize, pbid, npb, failures;
     "mpi_layer[PB %d rank %d]: %s: %s (%s)\n", pbid, wrank, #call, waitio_strerror(rc_), \
     waitio_error_message()); exit(1); } } while (0)
 
+enum kind { K_INT, K_FLOAT, K_COMPLEX, K_LOGICAL, K_BYTE, K_NONE };
+
 typedef struct dtype_case {
     int w;              /* WAITIO_MPI_* */
     MPI_Datatype m;
     size_t size;
-    int is_float, is_logical;
+    int kind;
     const char *name;
 } dtype_case;
 
+#define D(w, m, T, k) {WAITIO_MPI_##w, m, sizeof(T), k, #w}
+/* Every datatype of the conversion layer, with the MPI datatype of the same C layout. */
 static dtype_case dtypes[] = {
-    {WAITIO_MPI_INT, MPI_INT, sizeof(int), 0, 0, "INT"},
-    {WAITIO_MPI_LONG, MPI_LONG, sizeof(long), 0, 0, "LONG"},
-    {WAITIO_MPI_UNSIGNED, MPI_UNSIGNED, sizeof(unsigned), 0, 0, "UNSIGNED"},
-    {WAITIO_MPI_SHORT, MPI_SHORT, sizeof(short), 0, 0, "SHORT"},
-    {WAITIO_MPI_SIGNED_CHAR, MPI_SIGNED_CHAR, 1, 0, 0, "SIGNED_CHAR"},
-    {WAITIO_MPI_UNSIGNED_CHAR, MPI_UNSIGNED_CHAR, 1, 0, 0, "UNSIGNED_CHAR"},
-    {WAITIO_MPI_LONG_LONG, MPI_LONG_LONG, 8, 0, 0, "LONG_LONG"},
-    {WAITIO_MPI_INT64_T, MPI_INT64_T, 8, 0, 0, "INT64_T"},
-    {WAITIO_MPI_UINT16_T, MPI_UINT16_T, 2, 0, 0, "UINT16_T"},
-    {WAITIO_MPI_FLOAT, MPI_FLOAT, 4, 1, 0, "FLOAT"},
-    {WAITIO_MPI_DOUBLE, MPI_DOUBLE, 8, 1, 0, "DOUBLE"},
-    {WAITIO_MPI_DOUBLE_PRECISION, MPI_DOUBLE, 8, 1, 0, "DOUBLE_PRECISION"},
-    {WAITIO_MPI_INTEGER, MPI_INT, 4, 0, 0, "INTEGER"},
-    {WAITIO_MPI_REAL, MPI_FLOAT, 4, 1, 0, "REAL"},
+    D(INT, MPI_INT, int, K_INT), D(LONG, MPI_LONG, long, K_INT),
+    D(UNSIGNED, MPI_UNSIGNED, unsigned, K_INT), D(SHORT, MPI_SHORT, short, K_INT),
+    D(UNSIGNED_SHORT, MPI_UNSIGNED_SHORT, unsigned short, K_INT),
+    D(CHAR, MPI_SIGNED_CHAR, signed char, K_INT), D(SIGNED_CHAR, MPI_SIGNED_CHAR, signed char, K_INT),
+    D(UNSIGNED_CHAR, MPI_UNSIGNED_CHAR, unsigned char, K_INT),
+    D(UNSIGNED_LONG, MPI_UNSIGNED_LONG, unsigned long, K_INT),
+    D(LONG_LONG, MPI_LONG_LONG, long long, K_INT),
+    D(UNSIGNED_LONG_LONG, MPI_UNSIGNED_LONG_LONG, unsigned long long, K_INT),
+    D(INT8_T, MPI_INT8_T, int8_t, K_INT), D(INT16_T, MPI_INT16_T, int16_t, K_INT),
+    D(INT32_T, MPI_INT32_T, int32_t, K_INT), D(INT64_T, MPI_INT64_T, int64_t, K_INT),
+    D(UINT8_T, MPI_UINT8_T, uint8_t, K_INT), D(UINT16_T, MPI_UINT16_T, uint16_t, K_INT),
+    D(UINT32_T, MPI_UINT32_T, uint32_t, K_INT), D(UINT64_T, MPI_UINT64_T, uint64_t, K_INT),
+    D(FLOAT, MPI_FLOAT, float, K_FLOAT), D(DOUBLE, MPI_DOUBLE, double, K_FLOAT),
+    D(LONG_DOUBLE, MPI_LONG_DOUBLE, long double, K_FLOAT),
+    D(C_BOOL, MPI_C_BOOL, bool, K_LOGICAL), D(BYTE, MPI_BYTE, unsigned char, K_BYTE),
+    D(INTEGER, MPI_INT32_T, int32_t, K_INT), D(INTEGER4, MPI_INT32_T, int32_t, K_INT),
+    D(INTEGER8, MPI_INT64_T, int64_t, K_INT), D(REAL, MPI_FLOAT, float, K_FLOAT),
+    D(REAL4, MPI_FLOAT, float, K_FLOAT), D(REAL8, MPI_DOUBLE, double, K_FLOAT),
+    D(DOUBLE_PRECISION, MPI_DOUBLE, double, K_FLOAT),
+    D(LOGICAL, MPI_INT32_T, int32_t, K_LOGICAL), D(CHARACTER, MPI_CHAR, char, K_NONE),
+    D(COMPLEX, MPI_C_FLOAT_COMPLEX, float _Complex, K_COMPLEX),
+    D(DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX, double _Complex, K_COMPLEX),
 };
+#undef D
+#define DT_DOUBLE 20 /* index of DOUBLE above */
 
 static const struct { int w; MPI_Op m; const char *name; int logical, bitwise; } ops[] = {
     {WAITIO_MPI_SUM, MPI_SUM, "SUM", 0, 0}, {WAITIO_MPI_PROD, MPI_PROD, "PROD", 0, 0},
@@ -68,26 +84,53 @@ static long input_value(int r, size_t i, int op)
     return (long)((r * 7 + i * 3) % 29);
 }
 
+/* Stores v as element i of a buffer of d (the representation of v in that type). */
 static void store(const dtype_case *d, void *buf, size_t i, long v)
 {
-    switch (d->w) {
-    case WAITIO_MPI_INT: case WAITIO_MPI_INTEGER: ((int *)buf)[i] = (int)v; break;
-    case WAITIO_MPI_LONG: ((long *)buf)[i] = v; break;
-    case WAITIO_MPI_UNSIGNED: ((unsigned *)buf)[i] = (unsigned)v; break;
-    case WAITIO_MPI_SHORT: ((short *)buf)[i] = (short)v; break;
-    case WAITIO_MPI_SIGNED_CHAR: ((signed char *)buf)[i] = (signed char)v; break;
-    case WAITIO_MPI_UNSIGNED_CHAR: ((unsigned char *)buf)[i] = (unsigned char)v; break;
-    case WAITIO_MPI_LONG_LONG: case WAITIO_MPI_INT64_T: ((int64_t *)buf)[i] = v; break;
-    case WAITIO_MPI_UINT16_T: ((uint16_t *)buf)[i] = (uint16_t)v; break;
-    case WAITIO_MPI_FLOAT: case WAITIO_MPI_REAL: ((float *)buf)[i] = (float)v; break;
-    default: ((double *)buf)[i] = (double)v; break;
+    switch (d->kind) {
+    case K_FLOAT:
+        if (d->size == 4) ((float *)buf)[i] = (float)v;
+        else if (d->size == 8) ((double *)buf)[i] = (double)v;
+        else { memset((long double *)buf + i, 0, sizeof(long double)); ((long double *)buf)[i] = (long double)v; }
+        return;
+    case K_COMPLEX:
+        if (d->size == 8) ((float _Complex *)buf)[i] = (float)v + 0.0f * I;
+        else ((double _Complex *)buf)[i] = (double)v + 0.0 * I;
+        return;
+    case K_LOGICAL:
+        if (d->size == 1) ((bool *)buf)[i] = v != 0;
+        else ((int32_t *)buf)[i] = v != 0;
+        return;
+    default:
+        switch (d->size) {
+        case 1: ((uint8_t *)buf)[i] = (uint8_t)v; return;
+        case 2: ((uint16_t *)buf)[i] = (uint16_t)v; return;
+        case 4: ((uint32_t *)buf)[i] = (uint32_t)v; return;
+        default: ((uint64_t *)buf)[i] = (uint64_t)v; return;
+        }
     }
 }
 
 static int op_applies(const dtype_case *d, int k)
 {
-    if (d->is_float)
-        return !ops[k].logical && !ops[k].bitwise;
+    switch (d->kind) {
+    case K_INT: return 1;
+    case K_FLOAT: return !ops[k].logical && !ops[k].bitwise;
+    case K_COMPLEX: return ops[k].w == WAITIO_MPI_SUM || ops[k].w == WAITIO_MPI_PROD;
+    case K_LOGICAL: return ops[k].logical;
+    case K_BYTE: return ops[k].bitwise;
+    default: return 0;
+    }
+}
+
+/* long double has padding bytes that MPI and WaitIO may leave different: compare values. */
+static int same_values(const dtype_case *d, const void *a, const void *b, size_t n)
+{
+    if (d->w != WAITIO_MPI_LONG_DOUBLE)
+        return memcmp(a, b, n * d->size) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (((const long double *)a)[i] != ((const long double *)b)[i])
+            return 0;
     return 1;
 }
 
@@ -144,7 +187,7 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
 {
     static const size_t counts[] = {0, 1, 7, 1000, 20000};
     size_t cap = maxcount > 20000 ? maxcount : 20000;
-    size_t maxbytes = cap * 8;
+    size_t maxbytes = cap * 16;
     uint8_t *in = malloc(maxbytes), *a = malloc(maxbytes), *b = malloc(maxbytes), *want = malloc(maxbytes);
     for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
         const dtype_case *d = &dtypes[di];
@@ -160,14 +203,14 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
                 memset(b, 0x5a, n * d->size);
                 CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)n, d->w, op, P));
                 MPI_Allreduce(in, b, (int)n, d->m, ops[k].m, MPI_COMM_WORLD);
-                if (memcmp(a, b, n * d->size))
+                if (!same_values(d, a, b, n))
                     FAIL("Allreduce %s %s count %zu: WaitIO differs from MPI", d->name, ops[k].name, n);
                 int root = (int)(ci % (size_t)wsize);
                 memset(a, 0xa5, n * d->size);
                 memset(b, 0x5a, n * d->size);
                 CHECK_RC(WAITIO_MPI_Reduce(in, a, (int)n, d->w, op, root, P));
                 MPI_Reduce(in, b, (int)n, d->m, ops[k].m, root, MPI_COMM_WORLD);
-                if (wrank == root && memcmp(a, b, n * d->size))
+                if (wrank == root && !same_values(d, a, b, n))
                     FAIL("Reduce %s %s count %zu root %d: WaitIO differs from MPI", d->name,
                          ops[k].name, n, root);
                 /* across PBs: hierarchical and flat against independent values */
@@ -178,13 +221,13 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
                     setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
                     memset(a, 0xa5, n * d->size);
                     CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)n, d->w, op, U));
-                    if (memcmp(a, want, n * d->size))
+                    if (!same_values(d, a, want, n))
                         FAIL("universe Allreduce %s %s count %zu (%s) wrong", d->name,
                              ops[k].name, n, flat ? "flat" : "hierarchical");
                     int uroot = (int)((ci * 3 + k) % (size_t)usize);
                     memset(a, 0xa5, n * d->size);
                     CHECK_RC(WAITIO_MPI_Reduce(in, a, (int)n, d->w, op, uroot, U));
-                    if (urank == uroot && memcmp(a, want, n * d->size))
+                    if (urank == uroot && !same_values(d, a, want, n))
                         FAIL("universe Reduce %s %s count %zu root %d (%s) wrong", d->name,
                              ops[k].name, n, uroot, flat ? "flat" : "hierarchical");
                 }
@@ -193,7 +236,7 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
         }
     }
     /* one large vector: ring reduce-scatter + allgather, flat and hierarchical */
-    const dtype_case *d = &dtypes[10]; /* DOUBLE */
+    const dtype_case *d = &dtypes[DT_DOUBLE];
     fill(d, in, urank, maxcount, WAITIO_MPI_SUM);
     for (int flat = 0; flat < 2; flat++) {
         setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
