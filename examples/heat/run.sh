@@ -16,9 +16,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 inc="-I$root/include"
 lib="-L$build/src -Wl,-rpath,$build/src -lwaitio"
 ad="-L$build/adapters -Wl,-rpath,$build/adapters -Wl,--no-as-needed"
+if grep -q "^WAITIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+  san="-fsanitize=address,undefined -fno-omit-frame-pointer"   # match a sanitizer build
+  inc="$inc $san"
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}         # MPI libraries leak at exit
+fi
 
 echo "== building the three codes"
-mpif90.openmpi -O2 -fallow-argument-mismatch $inc "$here/code1_waitio.f" -o "$out/code1_waitio" \
+mpif90.openmpi -O2 -fallow-argument-mismatch ${san:-} -I$root/include "$here/code1_waitio.f" -o "$out/code1_waitio" \
   $ad -lwaitio_adapter_openmpi -Wl,--as-needed $lib
 mpif90.openmpi -O2 "$here/code1_file.f" -o "$out/code1_file"
 mpicc.mpich -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror $inc "$here/heat.c" -o "$out/heat.mpich" -lm \

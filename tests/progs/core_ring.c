@@ -85,5 +85,10 @@ int main(int argc, char **argv)
     CHECK_RC(waitio_finalize());
     if (me == 0)
         printf("core_ring ok: %d processes, %d rounds\n", n, rounds);
+    free(out);
+    free(in);
+    free(want);
+    free(f);
+    free(order);
     return 0;
 }
