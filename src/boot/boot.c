@@ -31,6 +31,7 @@ static void entry_encode(const wio_proc *p, uint8_t *out)
 {
     memset(out, 0, ENTRY_LEN);
     out[0] = p->addr.family;
+    out[1] = p->flags;
     wio_put_le16(out + 2, p->addr.port);
     memcpy(out + 4, p->addr.ip, 16);
     wio_put_le64(out + 20, p->host_id);
@@ -42,6 +43,7 @@ static int entry_decode(const uint8_t *in, wio_proc *p)
     p->addr.family = in[0];
     if (p->addr.family != 4 && p->addr.family != 6)
         return -1;
+    p->flags = in[1] & WIO_PROC_ADAPTER;
     p->addr.port = wio_get_le16(in + 2);
     if (p->addr.port == 0)
         return -1;
@@ -788,7 +790,9 @@ int wio_boot_run(wio_engine *e, double timeout)
     uint8_t *table = NULL;
     size_t table_len = 0;
     const waitio_adapter_ops *a = wio_adapter();
-    if (a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank && e->cfg.local_size > 1) {
+    int pb_adapter = a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank;
+    e->self.flags = pb_adapter ? WIO_PROC_ADAPTER : 0;
+    if (pb_adapter && e->cfg.local_size > 1) {
         wio_info("start-up through the MPI adapter (%s)", a->name ? a->name : "?");
         rc = boot_through_adapter(e, a, deadline, timeout, &table, &table_len);
     } else {

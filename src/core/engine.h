@@ -19,7 +19,12 @@ struct wio_tcp_listener;
 typedef struct wio_proc {
     wio_addr addr;
     uint64_t host_id; /* hash of the boot id: equal means same host */
+    uint8_t flags;    /* WIO_PROC_* */
 } wio_proc;
+
+/* The process's PB runs an MPI adapter on its whole PB, so it can take part in hierarchical
+ * collectives (which are used only when every process of the group can). */
+#define WIO_PROC_ADAPTER 0x01
 
 enum wio_peer_state {
     WIO_PEER_IDLE,        /* no connection yet */

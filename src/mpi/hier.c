@@ -35,9 +35,13 @@ static int use_hier(wio_engine *e, wio_group *g)
     const char *v = getenv("WAITIO_COLL_HIER");
     if (!adapter || (v && !strcmp(v, "0")) || !g || g->my_rank == WAITIO_UNDEFINED)
         return 0;
-    if (adapter->size != e->cfg.local_size || adapter->rank != e->cfg.local_rank)
-        return 0; /* the adapter's communicator is not this PB */
-    return is_whole_instance(e, g);
+    if (!is_whole_instance(e, g))
+        return 0;
+    /* every process must choose the same algorithm: only if every PB has an adapter */
+    for (uint32_t i = 0; i < e->nprocs_total; i++)
+        if (!(e->table[i].flags & WIO_PROC_ADAPTER))
+            return 0;
+    return 1;
 }
 
 static int heads_group(wio_engine *e, wio_group **out)

@@ -1,0 +1,262 @@
+"""WaitIO for Python: couple this process with separately launched parallel programs.
+
+The API follows mpi4py: upper-case methods (``Isend``, ``Recv``, ``Allreduce``, ...) move
+buffer-protocol objects (NumPy arrays of any dtype, bytearray, memoryview, CPU torch tensors)
+without copies; lower-case methods (``send``, ``recv``, ``bcast``, ...) move any picklable object.
+
+Example::
+
+    import numpy as np, waitio
+    with waitio.session(timeout=60):
+        world = waitio.universe()
+        field = np.empty(1000)
+        world.Recv(field, source=0, tag=1)
+
+Errors raise :class:`waitio.Error` (``.code`` is the WaitIO error code, ``.message`` the text).
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import operator
+import pickle
+import struct
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from . import _core
+from ._core import (ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, LAND, LOR, LXOR, MAX, MIN, PROD, SUM,
+                    Request)
+
+__all__ = [
+    "Error", "Comm", "Request", "init", "finalize", "initialized", "session", "universe",
+    "pbheads", "create_group", "waitall", "pb_rank", "pb_size", "local_rank", "local_size",
+    "get_nprocs", "ANY_SOURCE", "ANY_TAG", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR",
+    "BAND", "BOR", "BXOR", "__version__",
+]
+
+
+#: A WaitIO failure (raised by the extension): ``code`` is the library's error code,
+#: ``message`` its explanation.
+Error = _core.Error
+Error.code = property(lambda self: self.args[0])  # type: ignore[attr-defined]
+Error.message = property(lambda self: self.args[1] if len(self.args) > 1 else "")  # type: ignore[attr-defined]
+Error.__str__ = lambda self: f"{self.args[1]} (WaitIO error {self.args[0]})"  # type: ignore[assignment]
+
+__version__: str = _core.build_info()["version"]
+
+_finalize_registered = False
+
+
+def init(timeout: int = 60) -> None:
+    """Start WaitIO: register with the instance's master and wait up to ``timeout`` seconds for
+    every PB. Reads WAITIO_* environment variables as the C library does. Finalized at exit."""
+    global _finalize_registered
+    if _core.initialized():
+        return
+    _core.init(timeout)
+    if not _finalize_registered:
+        atexit.register(finalize)
+        _finalize_registered = True
+
+
+def finalize() -> None:
+    """Flush, say goodbye to every peer, and release everything. Idempotent."""
+    _core.finalize()
+
+
+initialized: Callable[[], bool] = _core.initialized
+pb_rank: Callable[[], int] = _core.pb_rank
+pb_size: Callable[[], int] = _core.pb_size
+local_rank: Callable[[], int] = _core.local_rank
+local_size: Callable[[], int] = _core.local_size
+get_nprocs: Callable[[], list] = _core.get_nprocs
+
+
+@contextlib.contextmanager
+def session(timeout: int = 60) -> Iterator[None]:
+    """``with waitio.session():`` initialises WaitIO and finalizes it on exit."""
+    init(timeout)
+    try:
+        yield
+    finally:
+        finalize()
+
+
+def waitall(requests: Sequence[Request]) -> None:
+    """Wait for every request; raises the first error after all have completed."""
+    _core.waitall(list(requests))
+
+
+_LEN = struct.Struct("<Q")
+
+
+class Comm:
+    """A WaitIO group with mpi4py-style methods."""
+
+    def __init__(self, group: _core.Group):
+        self._g = group
+
+    # -- identity -----------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        """This process's rank, or -1 if it is not a member."""
+        return self._g.rank
+
+    @property
+    def size(self) -> int:
+        return self._g.size
+
+    def Get_rank(self) -> int:
+        return self._g.rank
+
+    def Get_size(self) -> int:
+        return self._g.size
+
+    def member(self, rank: int) -> tuple:
+        """(pbid, PB-local rank) of group rank ``rank``."""
+        return self._g.member(rank)
+
+    # -- buffers ----------------------------------------------------------------------
+    def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
+        return self._g.isend(buf, dest, tag)
+
+    def Irecv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+        return self._g.irecv(buf, source, tag)
+
+    def Send(self, buf: Any, dest: int, tag: int = 0) -> None:
+        self._g.isend(buf, dest, tag).wait()
+
+    def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> tuple:
+        """Receive into ``buf``; returns (source, tag, nbytes)."""
+        return self._g.irecv(buf, source, tag).wait()
+
+    def Barrier(self) -> None:
+        self._g.barrier()
+
+    def Bcast(self, buf: Any, root: int = 0) -> None:
+        self._g.bcast(buf, root)
+
+    def Reduce(self, sendbuf: Any, recvbuf: Any, op: int = SUM, root: int = 0) -> None:
+        self._g.reduce(sendbuf, recvbuf, op, root)
+
+    def Allreduce(self, sendbuf: Any, recvbuf: Any, op: int = SUM) -> None:
+        self._g.allreduce(sendbuf, recvbuf, op)
+
+    def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+        self._g.gather(sendbuf, recvbuf, root)
+
+    def Scatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+        self._g.scatter(sendbuf, recvbuf, root)
+
+    def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
+        self._g.allgather(sendbuf, recvbuf)
+
+    def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
+        self._g.alltoall(sendbuf, recvbuf)
+
+    # -- pickled objects --------------------------------------------------------------
+    # An object travels as an 8-byte length and then the pickle, with the same tag; WaitIO's
+    # non-overtaking order keeps the two together.
+    def send(self, obj: Any, dest: int, tag: int = 0) -> None:
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        r1 = self._g.isend(_LEN.pack(len(data)), dest, tag)
+        r2 = self._g.isend(data, dest, tag)
+        _core.waitall([r1, r2])
+
+    def recv(self, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Any:
+        head = bytearray(_LEN.size)
+        src, tg, _ = self._g.irecv(head, source, tag).wait()
+        data = bytearray(_LEN.unpack(head)[0])
+        self._g.irecv(data, src, tg).wait()
+        return pickle.loads(data)
+
+    def bcast(self, obj: Any = None, root: int = 0) -> Any:
+        head = bytearray(_LEN.size)
+        data = b""
+        if self.rank == root:
+            data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+            head[:] = _LEN.pack(len(data))
+        self._g.bcast(head, root)
+        buf = bytearray(data) if self.rank == root else bytearray(_LEN.unpack(head)[0])
+        self._g.bcast(buf, root)
+        return obj if self.rank == root else pickle.loads(buf)
+
+    def gather(self, obj: Any, root: int = 0) -> Optional[list]:
+        if self.rank != root:
+            self.send(obj, root, tag=_OBJ_TAG)
+            return None
+        out = [None] * self.size
+        out[root] = obj
+        for r in range(self.size):
+            if r != root:
+                out[r] = self.recv(r, tag=_OBJ_TAG)
+        return out
+
+    def scatter(self, objs: Optional[Sequence[Any]] = None, root: int = 0) -> Any:
+        if self.rank == root:
+            if objs is None or len(objs) != self.size:
+                raise Error(1, "scatter needs one object per process at the root")
+            for r in range(self.size):
+                if r != root:
+                    self.send(objs[r], r, tag=_OBJ_TAG)
+            return objs[root]
+        return self.recv(root, tag=_OBJ_TAG)
+
+    def allgather(self, obj: Any) -> list:
+        return self.bcast(self.gather(obj, 0), 0)
+
+    def reduce(self, obj: Any, op: Callable[[Any, Any], Any] = operator.add, root: int = 0) -> Any:
+        """Reduce picklable objects with a Python function (applied in rank order)."""
+        items = self.gather(obj, root)
+        if items is None:
+            return None
+        acc = items[0]
+        for x in items[1:]:
+            acc = op(acc, x)
+        return acc
+
+    def allreduce(self, obj: Any, op: Callable[[Any, Any], Any] = operator.add) -> Any:
+        return self.bcast(self.reduce(obj, op, 0), 0)
+
+    def barrier(self) -> None:
+        self._g.barrier()
+
+    def __repr__(self) -> str:
+        return f"<waitio.Comm rank {self.rank} of {self.size}>"
+
+
+_OBJ_TAG = (1 << 62) + 7  # tag of the pickled collectives' messages
+
+
+def universe() -> Comm:
+    """All processes of all PBs, PB by PB (initialises WaitIO if needed)."""
+    if not _core.initialized():
+        init()
+    return Comm(_core.universe())
+
+
+def pbheads() -> Comm:
+    """Rank 0 of each PB; other processes get a Comm whose rank is -1."""
+    if not _core.initialized():
+        init()
+    return Comm(_core.pbheads())
+
+
+def create_group(gid: int, members: Sequence[Any], order: Optional[Sequence[int]] = None) -> Comm:
+    """A group from one entry per PB: None (no member), a list of PB-local ranks, or a
+    predicate ``f(pbid, rank) -> bool``. ``order[p]`` is PB p's position (1, 2, ...; 0 to
+    exclude); default: PB order. Every member must call it with the same arguments."""
+    nprocs = _core.get_nprocs()
+    if len(members) != len(nprocs):
+        raise Error(1, f"members needs one entry per PB ({len(nprocs)})")
+    lists = []
+    for p, m in enumerate(members):
+        if m is None:
+            lists.append(None)
+        elif callable(m):
+            lists.append([r for r in range(nprocs[p]) if m(p, r)])
+        else:
+            lists.append(sorted(int(r) for r in m))
+    if order is None:
+        order = [p + 1 for p in range(len(nprocs))]
+    return Comm(_core.create_group(gid, lists, list(order)))
