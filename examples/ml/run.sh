@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# run.sh — the simulation + machine-learning coupling: a C/MPI heat simulation (Open MPI, 2
+# ranks) streams its state to a Python learner over WaitIO and starts each implicit solve from
+# the learner's prediction. Needs the project built and the Python binding installed
+# (pip install . at the repository root). Usage: examples/ml/run.sh [build-dir] [steps]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+steps=${2:-40}
+out=$build/examples/ml
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+python3 -c "import waitio, numpy" 2>/dev/null || { echo "run.sh: install the binding first: pip install $root" >&2; exit 1; }
+mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -I"$root/include" "$here/sim.c" -o "$out/sim" -lm \
+  -L"$build/src" -Wl,-rpath,"$build/src" -lwaitio
+if [ -x "$build/tools/waitiorun" ]; then
+  timeout 120 "$build/tools/waitiorun" -- mpirun.openmpi --oversubscribe -np 2 "$out/sim" "$steps" \
+    : -- python3 "$here/learner.py"
+else
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=ml-$RANDOM$RANDOM
+  WAITIO_PBID=0 timeout 120 mpirun.openmpi --oversubscribe -np 2 "$out/sim" "$steps" & pid=$!
+  WAITIO_PBID=1 timeout 120 python3 "$here/learner.py"
+  wait $pid
+fi
