@@ -417,6 +417,9 @@ static void conn_fail(wio_conn *c, int err, const char *why, int rejected)
     int owned = c->initiator || c->user != NULL; /* someone holds a pointer to c */
     if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH)
         wio_warn("closing connection %s: %s", c->desc, why);
+    else if (c->state == CS_WAIT_AUTH) /* it saw our proof and left: it lacks the key */
+        wio_warn("connection %s: authentication not completed (%s); a peer without the instance "
+                 "key?", c->desc, why);
     else
         wio_debug("connection %s closed: %s", c->desc, why);
     const wio_conn_handler *h = c->handler;
