@@ -17,11 +17,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "core/engine.h"
+#include "boot/boot.h"
 #include "transport/tcp.h"
 #include "waitio_adapter.h"
 
-#define ENTRY_LEN 32
-#define REGISTER_HDR 16 /* npb, pbid, first rank, PB size; then one entry per rank */
+#define ENTRY_LEN WIO_BOOT_ENTRY_LEN
+#define REGISTER_HDR WIO_BOOT_REGISTER_HDR
 #define RETRY_INTERVAL 0.2
 
 /* ------------------------------------------------------------------------------------ */
@@ -50,6 +51,78 @@ static int entry_decode(const uint8_t *in, wio_proc *p)
     memcpy(p->addr.ip, in + 4, 16);
     p->host_id = wio_get_le64(in + 20);
     return 0;
+}
+
+const char *wio_boot_parse_register(const uint8_t *p, size_t len, wio_boot_reg *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len < REGISTER_HDR + ENTRY_LEN || (len - REGISTER_HDR) % ENTRY_LEN != 0)
+        return "registration length is not a header plus whole entries";
+    int64_t npb = wio_get_le32(p), pb = wio_get_le32(p + 4), first = wio_get_le32(p + 8);
+    int64_t size = wio_get_le32(p + 12), k = (int64_t)((len - REGISTER_HDR) / ENTRY_LEN);
+    if (npb < 1 || npb > (1 << 16) || pb >= npb || size < 1 || size > (1 << 24) || first >= size ||
+        k > size - first)
+        return "registration fields out of range";
+    out->entries = malloc(sizeof(wio_proc) * (size_t)k);
+    if (!out->entries)
+        return "out of memory";
+    for (int64_t i = 0; i < k; i++)
+        if (entry_decode(p + REGISTER_HDR + (size_t)i * ENTRY_LEN, &out->entries[i]) != 0) {
+            free(out->entries);
+            out->entries = NULL;
+            return "malformed address entry";
+        }
+    out->npb = (int)npb;
+    out->pb = (int)pb;
+    out->first = (int)first;
+    out->size = (int)size;
+    out->k = (int)k;
+    return NULL;
+}
+
+void wio_boot_table_free(wio_boot_table *t)
+{
+    free(t->nprocs);
+    free(t->pb_offset);
+    free(t->procs);
+    memset(t, 0, sizeof *t);
+}
+
+const char *wio_boot_parse_table(const uint8_t *t, size_t len, int npb, wio_boot_table *out)
+{
+    memset(out, 0, sizeof *out);
+    if (npb < 1 || len < 4 + 4 * (size_t)npb || wio_get_le32(t) != (uint32_t)npb)
+        return "table header does not match WAITIO_NPB";
+    uint64_t total = 0;
+    for (int p = 0; p < npb; p++) {
+        uint32_t n = wio_get_le32(t + 4 + 4 * (size_t)p);
+        if (n == 0 || n > (1u << 24))
+            return "table gives a PB an impossible size";
+        total += n;
+    }
+    if (total >= WIO_ID_BOOT || len != 4 + 4 * (size_t)npb + ENTRY_LEN * total)
+        return "table length does not match its PB sizes";
+    out->nprocs = calloc((size_t)npb, sizeof(int));
+    out->pb_offset = calloc((size_t)npb, sizeof(uint32_t));
+    out->procs = calloc((size_t)total, sizeof(wio_proc));
+    if (!out->nprocs || !out->pb_offset || !out->procs) {
+        wio_boot_table_free(out);
+        return "out of memory for the address table";
+    }
+    uint32_t off = 0;
+    for (int p = 0; p < npb; p++) {
+        out->nprocs[p] = (int)wio_get_le32(t + 4 + 4 * (size_t)p);
+        out->pb_offset[p] = off;
+        off += (uint32_t)out->nprocs[p];
+    }
+    const uint8_t *q = t + 4 + 4 * (size_t)npb;
+    for (uint64_t i = 0; i < total; i++, q += ENTRY_LEN)
+        if (entry_decode(q, &out->procs[i]) != 0) {
+            wio_boot_table_free(out);
+            return "malformed address entry in the table";
+        }
+    out->total = (uint32_t)total;
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -257,13 +330,10 @@ static int master_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h,
 
 /* Records k consecutive ranks of one PB; returns NULL or why they were refused. */
 static const char *master_record_block(master *m, int pb, int first, int size, int k,
-                                       const uint8_t *entries)
+                                       const wio_proc *entries)
 {
     for (int i = 0; i < k; i++) {
-        wio_proc entry;
-        if (entry_decode(entries + (size_t)i * ENTRY_LEN, &entry) != 0)
-            return "malformed address entry";
-        const char *why = master_record(m, pb, first + i, size, &entry);
+        const char *why = master_record(m, pb, first + i, size, &entries[i]);
         if (why)
             return why;
     }
@@ -274,28 +344,25 @@ static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
 {
     master *m = ctx;
     master_conn *mc = wio_tcp_conn_user(c);
-    const uint8_t *reg = mc->reg;
-    int npb = (int)wio_get_le32(reg), pb = (int)wio_get_le32(reg + 4);
-    int first = (int)wio_get_le32(reg + 8), size = (int)wio_get_le32(reg + 12);
-    long k = (long)((h->len - REGISTER_HDR) / ENTRY_LEN);
-    if (npb != m->e->npb)
-        master_reply_error(m, mc, 0, "WAITIO_NPB=%d but the master has WAITIO_NPB=%d", npb, m->e->npb);
-    else if (pb < 0 || pb >= npb || size < 1 || size > (1 << 24) || first < 0 || first >= size ||
-             k > size - first)
-        master_reply_error(m, mc, 0, "malformed registration (PB %d ranks %d..%ld of %d)", pb, first,
-                           first + k - 1, size);
-    else {
-        const char *why = master_record_block(m, pb, first, size, (int)k, reg + REGISTER_HDR);
-        if (why) {
-            master_reply_error(m, mc, 0, "PB %d rank %d: %s", pb, first, why);
-        } else {
-            mc->pb = pb;
-            mc->rank = first;
-            wio_debug("rendezvous: PB %d ranks %d..%ld of %d registered", pb, first, first + k - 1, size);
-        }
-    }
+    wio_boot_reg reg;
+    const char *why = wio_boot_parse_register(mc->reg, h->len, &reg);
     free(mc->reg);
     mc->reg = NULL;
+    if (why) {
+        master_reply_error(m, mc, 0, "malformed registration: %s", why);
+        return 0;
+    }
+    if (reg.npb != m->e->npb)
+        master_reply_error(m, mc, 0, "WAITIO_NPB=%d but the master has WAITIO_NPB=%d", reg.npb, m->e->npb);
+    else if ((why = master_record_block(m, reg.pb, reg.first, reg.size, reg.k, reg.entries)))
+        master_reply_error(m, mc, 0, "PB %d rank %d: %s", reg.pb, reg.first, why);
+    else {
+        mc->pb = reg.pb;
+        mc->rank = reg.first;
+        wio_debug("rendezvous: PB %d ranks %d..%d of %d registered", reg.pb, reg.first,
+                  reg.first + reg.k - 1, reg.size);
+    }
+    free(reg.entries);
     return 0;
 }
 
@@ -440,7 +507,12 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         }
     }
     wio_info("rendezvous master listening on port %u", (unsigned)bound_port);
-    const char *why = master_record_block(&m, 0, b->first, e->cfg.local_size, b->k, b->entries);
+    const char *why = NULL;
+    for (int i = 0; i < b->k && !why; i++) {
+        wio_proc entry;
+        why = entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entry) != 0
+                  ? "malformed own entry" : master_record(&m, 0, b->first + i, e->cfg.local_size, &entry);
+    }
     if (why)
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     if (!rc)
@@ -673,34 +745,18 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
 
 static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len)
 {
-    if (len < 4 || wio_get_le32(t) != (uint32_t)e->npb || len < 4 + 4 * (size_t)e->npb)
-        return wio_fail(WAITIO_ERR_PROTO, "malformed address table from the master");
-    e->nprocs = calloc((size_t)e->npb, sizeof(int));
-    e->pb_offset = calloc((size_t)e->npb, sizeof(uint32_t));
-    if (!e->nprocs || !e->pb_offset)
-        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
-    uint64_t total = 0;
-    for (int p = 0; p < e->npb; p++) {
-        uint32_t n = wio_get_le32(t + 4 + 4 * (size_t)p);
-        if (n == 0 || n > (1u << 24))
-            return wio_fail(WAITIO_ERR_PROTO, "address table: PB %d has %u processes", p, n);
-        e->nprocs[p] = (int)n;
-        e->pb_offset[p] = (uint32_t)total;
-        total += n;
-    }
-    if (len != 4 + 4 * (size_t)e->npb + ENTRY_LEN * total || total >= WIO_ID_BOOT)
-        return wio_fail(WAITIO_ERR_PROTO, "address table length does not match its PB sizes");
-    if (e->nprocs[e->cfg.pbid] != e->cfg.local_size)
+    wio_boot_table tab;
+    const char *why = wio_boot_parse_table(t, len, e->npb, &tab);
+    if (why)
+        return wio_fail(WAITIO_ERR_PROTO, "address table from the master: %s", why);
+    if (tab.nprocs[e->cfg.pbid] != e->cfg.local_size) {
+        wio_boot_table_free(&tab);
         return wio_fail(WAITIO_ERR_PROTO, "address table disagrees with our PB size");
-    e->nprocs_total = (uint32_t)total;
-    e->table = calloc(total, sizeof(wio_proc));
-    if (!e->table)
-        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
-    const uint8_t *q = t + 4 + 4 * (size_t)e->npb;
-    for (uint64_t i = 0; i < total; i++, q += ENTRY_LEN)
-        if (entry_decode(q, &e->table[i]) != 0)
-            return wio_fail(WAITIO_ERR_PROTO, "address table entry %llu is malformed",
-                            (unsigned long long)i);
+    }
+    e->nprocs = tab.nprocs;
+    e->pb_offset = tab.pb_offset;
+    e->table = tab.procs;
+    e->nprocs_total = tab.total;
     e->my_id = e->pb_offset[e->cfg.pbid] + (uint32_t)e->cfg.local_rank;
     return 0;
 }

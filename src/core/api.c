@@ -265,6 +265,8 @@ static wio_req_impl *req_impl(wio_engine *e, const waitio_req_t *req)
 
 static int req_finish(wio_engine *e, waitio_req_t *req, wio_req_impl *r)
 {
+    if (r->status.error)
+        wio_engine_explain(e, r);
     req->status = r->status;
     req->internal = NULL;
     wio_req_release(e, r);

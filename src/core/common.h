@@ -26,6 +26,8 @@ void wio_log_write(int level, const char *fmt, ...) __attribute__((format(printf
 /* Records the detailed message of a failure for waitio_error_message(), logs it at error
  * level, and returns err so that callers can write `return wio_fail(ERR, "...")`. */
 int wio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records the detail message only (no log): for requests that complete with an error. */
+void wio_set_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- time ---- */
 double wio_now(void);          /* monotonic seconds */

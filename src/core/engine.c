@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -520,6 +521,7 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
         wio_warn("lost process %u: %s", (unsigned)p->id, why);
     p->state = WIO_PEER_FAILED;
     p->err = err;
+    snprintf(p->why, sizeof p->why, "%s", why);
     if (p->tconn)
         p->t->close_peer(e, p, err);
     drop_pending(p, err);
@@ -559,6 +561,7 @@ static void peer_bye_received(wio_engine *e, wio_peer *p)
     p->bye_received = 1;
     p->state = WIO_PEER_FAILED;
     p->err = WAITIO_ERR_PEER_FINALIZED;
+    snprintf(p->why, sizeof p->why, "it called waitio_finalize");
     if (p->tconn)
         p->t->close_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
     drop_pending(p, WAITIO_ERR_PEER_FINALIZED);
@@ -753,6 +756,43 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     }
     wio_list_insert_tail(&e->posted, &r->link);
     return 0;
+}
+
+/* "PB 1 rank 0 (process 3)" */
+static void describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap)
+{
+    int pb = 0;
+    while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= id)
+        pb++;
+    snprintf(buf, cap, "PB %d rank %u (process %u)", pb, (unsigned)(id - e->pb_offset[pb]), (unsigned)id);
+}
+
+void wio_engine_explain(wio_engine *e, const wio_req_impl *r)
+{
+    const char *dir = r->kind == WIO_REQ_SEND ? "send to" : "receive from";
+    char who[64] = "any source";
+    if (r->peer_id != WIO_ID_BOOT && r->peer_id < e->nprocs_total)
+        describe_process(e, r->peer_id, who, sizeof who);
+    const wio_peer *p = r->peer_id < e->nprocs_total ? e->peers[r->peer_id] : NULL;
+    switch (r->status.error) {
+    case WAITIO_ERR_PEER:
+    case WAITIO_ERR_PEER_FINALIZED:
+        wio_set_message("%s %s (group %u rank %d, tag %lu) failed: %s %s%s", dir, who,
+                        (unsigned)(r->gid & ~WIO_CTX_COLL), r->rank, (unsigned long)r->tag,
+                        r->status.error == WAITIO_ERR_PEER ? "connection lost:" : "the peer finalized:",
+                        p && p->why[0] ? p->why : "gone", "");
+        break;
+    case WAITIO_ERR_TRUNCATE:
+        wio_set_message("receive from %s (tag %lu): the message has %zu bytes, the buffer %zu",
+                        who, (unsigned long)r->status.tag, r->status.len, r->cap);
+        break;
+    case WAITIO_ERR_CANCELLED:
+        wio_set_message("%s %s was cancelled", dir, who);
+        break;
+    default:
+        wio_set_message("%s %s failed: %s", dir, who, waitio_strerror(r->status.error));
+        break;
+    }
 }
 
 int wio_engine_cancel(wio_engine *e, wio_req_impl *r)

@@ -38,6 +38,7 @@ typedef struct wio_peer {
     uint32_t id;
     int state;
     int err;                     /* WAITIO_ERR_PEER or WAITIO_ERR_PEER_FINALIZED once gone */
+    char why[160];               /* and why, for waitio_error_message() */
     const wio_transport_ops *t;
     void *tconn;                 /* the transport's connection object */
     int outgoing;                /* tconn is our own connection (not an accepted one) */
@@ -172,6 +173,8 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
 int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,
                      uint32_t ctx, wio_req_impl **out);
 int wio_engine_cancel(wio_engine *e, wio_req_impl *r);
+/* Sets waitio_error_message() to explain why request r completed with its error. */
+void wio_engine_explain(wio_engine *e, const wio_req_impl *r);
 
 /* request.c */
 wio_req_impl *wio_req_alloc(wio_engine *e, int kind);

@@ -45,6 +45,14 @@ int wio_fail(int err, const char *fmt, ...)
     return err;
 }
 
+void wio_set_message(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+}
+
 double wio_now(void)
 {
     struct timespec ts;
