@@ -10,11 +10,14 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok install
 
 for pair in gcc:gcc make:make cmake:cmake pkg-config:pkg-config mpicc.openmpi:libopenmpi-dev \
             mpirun.openmpi:openmpi-bin mpicc.mpich:libmpich-dev mpirun.mpich:mpich \
-            gfortran:gfortran python3:python3 ip:iproute2 ps:procps timeout:coreutils; do
+            gfortran:gfortran python3:python3 ip:iproute2 ps:procps timeout:coreutils \
+            clang:clang valgrind:valgrind; do
   cmd=${pair%%:*} pkg=${pair#*:}
   have_cmd "$cmd" || need+=("$pkg")
 done
 have_pkg libssl-dev || need+=(libssl-dev)
+have_pkg libclang-rt-14-dev || need+=(libclang-rt-14-dev)   # libFuzzer for tests/fuzz
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

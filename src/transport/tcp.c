@@ -901,31 +901,44 @@ int wio_tcp_connect(wio_tcp *t, const wio_addr *addr, uint32_t my_id, uint32_t t
     return 0;
 }
 
+int wio_tcp_adopt(wio_tcp *t, int fd, const wio_conn_handler *h, void *ctx, wio_conn **out)
+{
+    tune_socket(fd);
+    wio_conn *c = conn_new(t, fd, h, ctx);
+    if (!c) {
+        close(fd);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory accepting a connection");
+    }
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    wio_addr a;
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0 &&
+        sockaddr_to_addr((struct sockaddr *)&ss, &a) == 0)
+        wio_addr_format(&a, c->desc, sizeof c->desc);
+    else
+        snprintf(c->desc, sizeof c->desc, "fd %d", fd);
+    c->state = CS_WAIT_HELLO;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        wio_tcp_conn_close(c, WAITIO_ERR_SYS);
+        return wio_fail(WAITIO_ERR_SYS, "epoll_ctl: %s", strerror(errno));
+    }
+    if (out)
+        *out = c;
+    return 0;
+}
+
 static void accept_ready(wio_tcp_listener *l)
 {
     for (int i = 0; i < 64; i++) {
-        struct sockaddr_storage ss;
-        socklen_t len = sizeof ss;
-        int fd = accept4(l->fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
                 wio_warn("accept failed: %s", strerror(errno));
             return;
         }
-        tune_socket(fd);
-        wio_conn *c = conn_new(l->tcp, fd, l->handler, l->ctx);
-        if (!c) {
-            close(fd);
-            wio_warn("out of memory accepting a connection");
+        if (wio_tcp_adopt(l->tcp, fd, l->handler, l->ctx, NULL) != 0)
             return;
-        }
-        wio_addr a;
-        if (sockaddr_to_addr((struct sockaddr *)&ss, &a) == 0)
-            wio_addr_format(&a, c->desc, sizeof c->desc);
-        c->state = CS_WAIT_HELLO;
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-        if (epoll_ctl(l->tcp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
-            wio_tcp_conn_close(c, WAITIO_ERR_SYS);
     }
 }
 

@@ -31,6 +31,9 @@ void wio_tcp_listener_close(wio_tcp *t, wio_tcp_listener *l);
 /* Starts a connection as `my_id` to the process `target_id` (WIO_ID_BOOT: the master). */
 int wio_tcp_connect(wio_tcp *t, const wio_addr *addr, uint32_t my_id, uint32_t target_id,
                     const wio_conn_handler *h, void *ctx, wio_conn **out);
+/* Takes a connected nonblocking socket as an accepted connection (acceptor side of the
+ * handshake). Used by listeners, and by the fuzz harness with one end of a socketpair. */
+int wio_tcp_adopt(wio_tcp *t, int fd, const wio_conn_handler *h, void *ctx, wio_conn **out);
 void wio_tcp_conn_send(wio_conn *c, wio_send_item *it);
 /* Half-closes after everything queued is written; the conn closes when the peer closes. */
 void wio_tcp_conn_shutdown(wio_conn *c);
