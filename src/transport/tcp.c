@@ -415,7 +415,7 @@ static void conn_fail(wio_conn *c, int err, const char *why, int rejected)
         return;
     int was_open = c->state == CS_OPEN || c->state == CS_SHUTDOWN;
     int owned = c->initiator || c->user != NULL; /* someone holds a pointer to c */
-    if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH)
+    if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH || err == WAITIO_ERR_TIMEOUT)
         wio_warn("closing connection %s: %s", c->desc, why);
     else if (c->state == CS_WAIT_AUTH) /* it saw our proof and left: it lacks the key */
         wio_warn("connection %s: authentication not completed (%s); a peer without the instance "
@@ -596,8 +596,10 @@ static int handle_hello(wio_conn *c, const wio_frame_hdr *h)
         return 1;
     }
     int verdict = c->handler->incoming ? c->handler->incoming(c->ctx, c, claimed) : 0;
-    if (verdict == -2) { /* a simultaneous-connect loser that raced its own close */
-        conn_fail(c, WAITIO_ERR_PEER, "duplicate connection from an already connected process", 0);
+    if (verdict == -2) { /* usually a simultaneous-connect loser that raced its own close */
+        wio_info("closing connection %s: duplicate connection claiming process %u, which is "
+                 "already connected (connect race, or an impostor)", c->desc, (unsigned)claimed);
+        conn_fail(c, WAITIO_ERR_PEER, "duplicate connection", 0);
         return 1;
     }
     if (verdict < 0) {

@@ -3,12 +3,13 @@
  * pseudo-random sizes (0 .. 2 MiB, so both eager and rendezvous) to its right neighbour and
  * receives from its left one; every byte is checked. PB-local rank/size come from the
  * environment (WAITIO_PB_RANK/SIZE). Prints "core_ring ok" from group rank 0 at the end.
- * Usage: core_ring [rounds] [init-timeout]
+ * Usage: core_ring [rounds] [init-timeout] [pause-ms-per-round]
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "waitio.h"
 
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 20;
     int timeout = argc > 2 ? atoi(argv[2]) : 30;
+    int pause_ms = argc > 3 ? atoi(argv[3]) : 0;
     alarm(120);
     CHECK_RC(waitio_init(timeout));
     int npb;
@@ -81,6 +83,15 @@ int main(int argc, char **argv)
                  r[0].status.source, rn, left);
         if (memcmp(in, want, rn) != 0)
             FAIL("round %d: %zu bytes from rank %d differ", round, rn, left);
+        if (pause_ms > 0)
+            usleep((useconds_t)pause_ms * 1000);
+    }
+    /* how many descriptors this process holds now, for the tests' leak checks */
+    if (getenv("CORE_RING_REPORT_FDS")) {
+        int fds = 0;
+        for (int fd = 0; fd < 4096; fd++)
+            fds += fcntl(fd, F_GETFD) != -1;
+        fprintf(stderr, "core_ring rank %d: %d open descriptors before finalize\n", me, fds);
     }
     CHECK_RC(waitio_finalize());
     if (me == 0)
