@@ -23,8 +23,12 @@
 #include "transport/tcp.h"
 #include "core/common.h"
 
-#define RBUF_SIZE (256u << 10)
-#define DIRECT_READ_MIN (32u << 10) /* payload remainder read straight into its destination */
+#define RBUF_SIZE (64u << 10)
+/* One buffered read takes at most this much: enough to batch many small frames per system
+ * call, small enough that a large payload's head is not copied twice (measured: 256 KiB reads
+ * made 64-256 KiB eager messages 1.4-1.7x slower than raw TCP). */
+#define RECV_BATCH (16u << 10)
+#define DIRECT_READ_MIN (4u << 10) /* payload remainder read straight into its destination */
 #define HELLO_LEN (WIO_NONCE_LEN + 16)
 #define ACK_LEN (WIO_NONCE_LEN + WIO_PROOF_LEN + 12)
 #define MAX_EVENTS 64
@@ -805,7 +809,7 @@ static void conn_readable(wio_conn *c)
                 c->rstart = 0;
                 c->rend = buffered;
             }
-            want = RBUF_SIZE - c->rend;
+            want = RBUF_SIZE - c->rend < RECV_BATCH ? RBUF_SIZE - c->rend : RECV_BATCH;
             n = recv(c->fd, c->rbuf + c->rend, want, 0);
         }
         if (n < 0) {
