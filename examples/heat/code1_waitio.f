@@ -38,6 +38,9 @@ C     runs are reproducible and comparable with the file-coupled version (code1_
         ttt= dble(istep) * Interval
         Source= Val * dsin(ttt*coef)
         write (12,'(2(1pe25.17))') ttt, Source
+        if (mod(istep,5).eq.0) write (*,'(a,i4,a,f6.2,a,f9.4,a)')
+     &     'Code-1 step', istep, ': sends time', ttt, ', source',
+     &     Source, ' to Code-2 and Code-3'
         do dest=1, 2
           call WAITIO_MPI_Isend (ttt, 1,
      &          WAITIO_MPI_DOUBLE_PRECISION,

@@ -3,8 +3,8 @@
  * conduction solver (explicit finite differences on an NX x NY x NZ grid, slabs in z over the
  * PB's MPI ranks, halo exchange with MPI).
  *
- *   Code-2: adds Code-1's point source at the grid centre every step, and passes its top plane
- *           (z = Zmax) to Code-3.
+ *   Code-2: adds Code-1's point source at the grid centre every step, and passes the plane
+ *           just below its z = Zmax face to Code-3.
  *   Code-3: the same solver and source; its z = Zmax plane is held at Code-2's values (fixed-
  *           temperature boundary).
  *
@@ -128,16 +128,17 @@ static void step(grid *g, double source, const double *top)
     g->tn = s;
 }
 
-/* The z = Zmax plane, assembled on rank 0 (it lives on the last rank). */
+/* What Code-3 needs: Code-2's last interior plane below Z = Zmax (z = NZ-2), assembled on
+ * rank 0. It lives on the last rank, which holds at least two planes. */
 static void top_plane(grid *g, double *out)
 {
     int plane = P.nx * P.ny;
     if (nranks == 1) {
-        memcpy(out, &g->t[IDX(g, 0, 0, g->nzl)], sizeof(double) * (size_t)plane);
+        memcpy(out, &g->t[IDX(g, 0, 0, g->nzl - 1)], sizeof(double) * (size_t)plane);
         return;
     }
     if (rank == nranks - 1)
-        MPI_Send(&g->t[IDX(g, 0, 0, g->nzl)], plane, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD);
+        MPI_Send(&g->t[IDX(g, 0, 0, g->nzl - 1)], plane, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD);
     if (rank == 0)
         MPI_Recv(out, plane, MPI_DOUBLE, nranks - 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
@@ -198,6 +199,14 @@ static void file_read_plane(FILE *f, double *plane, int stepno)
         pause_10ms();
     }
     die("timed out waiting for s2.out", 0);
+}
+
+static double plane_max(const double *p, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = p[i] > m ? p[i] : m;
+    return m;
 }
 
 /* ---- main ---- */
@@ -265,6 +274,15 @@ int main(int argc, char **argv)
         summary(&g, &tmax, &tsum);
         if (rank == 0)
             fprintf(lst, "%4d %.17g %.17g %.17g %.17g\n", n, ts[0], ts[1], tmax, tsum);
+        if (rank == 0 && P.use_waitio && n % 5 == 0) {
+            if (P.code == 2)
+                printf("Code-2 step %3d: got (%.2f, %.4f) from Code-1; sends its %dx%d top plane to "
+                       "Code-3; Tmax %.5f\n", n, ts[0], ts[1], P.nx, P.ny, tmax);
+            else
+                printf("Code-3 step %3d: got (%.2f, %.4f) from Code-1 and Code-2's plane (max %.5f); "
+                       "Tmax %.5f\n", n, ts[0], ts[1], plane_max(top, plane), tmax);
+            fflush(stdout);
+        }
     }
     if (rank == 0) {
         printf("Code-%d (%s coupling, %d MPI ranks): %d steps in %.3f s, see %s\n", P.code,
