@@ -12,7 +12,12 @@ out=$build/examples/ml
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 python3 -c "import waitio, numpy" 2>/dev/null || { echo "run.sh: install the binding first: pip install $root" >&2; exit 1; }
-mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -I"$root/include" "$here/sim.c" -o "$out/sim" -lm \
+san=""
+if grep -q "^WAITIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+  san="-fsanitize=address,undefined -fno-omit-frame-pointer"   # match a sanitizer build
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+fi
+mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror $san -I"$root/include" "$here/sim.c" -o "$out/sim" -lm \
   -L"$build/src" -Wl,-rpath,"$build/src" -lwaitio
 if [ -x "$build/tools/waitiorun" ]; then
   timeout 120 "$build/tools/waitiorun" -- mpirun.openmpi --oversubscribe -np 2 "$out/sim" "$steps" \
