@@ -31,4 +31,4 @@ cd "$san"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure --timeout 300 -R "^unit\.|^mp\.core_" "$@"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure --timeout 300 -E "^unit\.|^mp\.core_" "$@"
+  ctest --output-on-failure --timeout 300 -E "^unit\.|^mp\.core_|fuzz_smoke" "$@"
