@@ -25,6 +25,8 @@ typedef struct waitio_adapter_ops {
     /* All return 0 on success. Datatypes and ops are WAITIO_MPI_* values; roots are PB-local. */
     int (*barrier)(void *ctx);
     int (*bcast)(void *ctx, void *buf, size_t bytes, int root);
+    /* The same, for broadcasts that may wait long (start-up): waiting must not burn a core. */
+    int (*bcast_idle)(void *ctx, void *buf, size_t bytes, int root);
     int (*reduce)(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root);
     int (*gather_bytes)(void *ctx, const void *sbuf, size_t bytes, void *rbuf, int root);
 } waitio_adapter_ops;

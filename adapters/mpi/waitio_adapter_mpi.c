@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "waitio_adapter_mpi.h"
 #include "waitio_mpi.h"
 
@@ -90,6 +91,29 @@ static int a_bcast(void *ctx, void *buf, size_t bytes, int root)
     return 0;
 }
 
+/* Start-up waits for other jobs, possibly minutes: test the broadcast with growing sleeps
+ * instead of letting MPI spin on every core of the PB. */
+static int a_bcast_idle(void *ctx, void *buf, size_t bytes, int root)
+{
+    (void)ctx;
+    if (bytes > (size_t)1 << 30)
+        return a_bcast(ctx, buf, bytes, root);
+    MPI_Request req;
+    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    long pause_ns = 1000;
+    for (;;) {
+        int done = 0;
+        if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS || done)
+            return rc;
+        struct timespec ts = {0, pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 2000000)
+            pause_ns *= 2;
+    }
+}
+
 static int a_reduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root)
 {
     (void)ctx;
@@ -143,6 +167,7 @@ int waitio_mpi_adapter_init(MPI_Comm comm)
     MPI_Comm_size(pb_comm, &ops.size);
     ops.barrier = a_barrier;
     ops.bcast = a_bcast;
+    ops.bcast_idle = a_bcast_idle;
     ops.reduce = a_reduce;
     ops.gather_bytes = a_gather_bytes;
     return waitio_adapter_register(&ops);

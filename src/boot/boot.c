@@ -818,7 +818,8 @@ static int boot_through_adapter(wio_engine *e, const waitio_adapter_ops *a, doub
     char msg[1024] = "";
     if (root && rc)
         snprintf(msg, sizeof msg, "%s", waitio_error_message());
-    if (a->bcast(a->ctx, head, sizeof head, 0) != 0)
+    int (*bcast_wait)(void *, void *, size_t, int) = a->bcast_idle ? a->bcast_idle : a->bcast;
+    if (bcast_wait(a->ctx, head, sizeof head, 0) != 0)
         return wio_fail(WAITIO_ERR_SYS, "MPI adapter: broadcast of the start-up outcome failed");
     if (head[0]) {
         if (a->bcast(a->ctx, msg, sizeof msg, 0) != 0)

@@ -36,6 +36,8 @@ static void engine_free(wio_engine *e)
     }
     wio_groups_free(e);
     wio_req_pool_free(e);
+    if (e->tcp && e->tcp_listener) /* a failed start-up leaves the data listener open */
+        wio_tcp_listener_close(e->tcp, e->tcp_listener);
     wio_tcp_destroy(e->tcp);
     free(e->table);
     free(e->nprocs);
