@@ -12,6 +12,9 @@ iters=${3:-50}
 out=$build/bench
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The PBs share the cores: let Open MPI yield while it waits (every mode alike), or its spinning
+# starves the WaitIO heads (see docs/tuning.md, "Oversubscribed nodes")
+export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
 mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -I"$root/include" "$here/coll_bench.c" \
   -o "$out/waitio-bench-coll" -L"$build/adapters" -Wl,-rpath,"$build/adapters" -Wl,--no-as-needed \
   -lwaitio_adapter_openmpi -Wl,--as-needed -L"$build/src" -Wl,-rpath,"$build/src" -lwaitio

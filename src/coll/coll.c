@@ -288,6 +288,26 @@ static int allreduce_ring(coll_op *c, void *buf, size_t count, int dtype, int op
     return rc;
 }
 
+/* Recursive doubling for power-of-two groups: log2(n) exchange steps instead of a reduce and a
+ * bcast (2 log2(n)). Partners combine the same two operands with a commutative operation, so
+ * they hold identical bits after every step, and so does every rank at the end. */
+static int allreduce_doubling(coll_op *c, void *buf, size_t count, int dtype, int op)
+{
+    size_t bytes = count * wio_dtype_size(dtype);
+    int n = c->g->size, me = c->g->my_rank, rc = 0;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in allreduce");
+    for (int mask = 1; mask < n && !rc; mask <<= 1) {
+        int partner = me ^ mask;
+        rc = sendrecv(c, partner, buf, bytes, partner, tmp, bytes);
+        if (!rc)
+            wio_op_apply(op, dtype, tmp, buf, count);
+    }
+    free(tmp);
+    return rc;
+}
+
 int wio_coll_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                        int dtype, int op)
 {
@@ -304,6 +324,8 @@ int wio_coll_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     if (alg == WIO_COLL_RING || (alg == WIO_COLL_AUTO && count * es >= RING_ALLREDUCE_MIN &&
                                  count >= (size_t)g->size))
         return allreduce_ring(&c, rbuf, count, dtype, op);
+    if (alg == WIO_COLL_AUTO && (g->size & (g->size - 1)) == 0 && (g->size <= 4 || !e->oversubscribed))
+        return allreduce_doubling(&c, rbuf, count, dtype, op);
     rc = alg == WIO_COLL_LINEAR ? reduce_linear(&c, rbuf, count, dtype, op, 0)
                                 : reduce_tree(&c, rbuf, count, dtype, op, 0);
     if (rc)
