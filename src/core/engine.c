@@ -14,6 +14,7 @@
 #include "transport/tcp.h"
 
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
+#define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
 #define RECONNECT_DELAY 2.0
 
 wio_engine *wio_engine_current;
@@ -36,6 +37,7 @@ wio_peer *wio_engine_peer(wio_engine *e, uint32_t id)
     p->state = WIO_PEER_IDLE;
     p->t = transport_table[0];
     wio_list_init(&p->pending);
+    wio_list_init(&p->held);
     p->credit_item.owner = p;
     p->bye_item.owner = p;
     e->peers[id] = p;
@@ -159,8 +161,12 @@ static void prepare_rts(wio_req_impl *r)
     r->item.done = send_rts_done;
 }
 
-/* Decides eager vs rendezvous once the peer's limits are known. */
-static void choose_protocol(wio_peer *p, wio_req_impl *r)
+/* Decides eager vs rendezvous once the peer's limits are known: eager if the message fits the
+ * limit and the credit, else a rendezvous request, which costs RTS_COST of credit. Returns 0,
+ * or -1 when not even that credit is left: the message waits (in order) until the receiver
+ * matches some of what it holds and returns credit. So everything a receiver buffers for one
+ * peer, payloads and queue entries, stays within the credit it granted. */
+static int choose_protocol(wio_peer *p, wio_req_impl *r)
 {
     int64_t cost = (int64_t)r->msg_len + EAGER_OVERHEAD;
     if (r->msg_len <= p->eager_limit && cost <= p->send_credit) {
@@ -170,8 +176,36 @@ static void choose_protocol(wio_peer *p, wio_req_impl *r)
         r->item.payload = r->buf;
         r->item.total = r->msg_len;
         r->item.done = send_eager_done;
-    } else {
-        prepare_rts(r);
+        return 0;
+    }
+    if (p->send_credit < RTS_COST)
+        return -1;
+    p->send_credit -= RTS_COST;
+    prepare_rts(r);
+    return 0;
+}
+
+/* Sends a new message to an open peer, or holds it behind earlier held ones. */
+static void send_or_hold(wio_engine *e, wio_peer *p, wio_req_impl *r)
+{
+    if (!wio_list_empty(&p->held) || choose_protocol(p, r) != 0) {
+        wio_list_insert_tail(&p->held, &r->item.link);
+        return;
+    }
+    e->frames_out++;
+    p->t->send(e, p, &r->item);
+}
+
+/* Credit came back: release held messages in order while it lasts. */
+static void release_held(wio_engine *e, wio_peer *p)
+{
+    while (!wio_list_empty(&p->held) && p->state == WIO_PEER_OPEN) {
+        wio_send_item *it = WIO_CONTAINER_OF(p->held.next, wio_send_item, link);
+        if (choose_protocol(p, it->owner) != 0)
+            return;
+        wio_list_remove(&it->link);
+        e->frames_out++;
+        p->t->send(e, p, it);
     }
 }
 
@@ -252,8 +286,10 @@ static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
         wio_list_remove(&it->link);
-        if (it->h.type == WIO_FT_EAGER && it->done == send_eager_done)
-            choose_protocol(p, it->owner);
+        if (it->h.type == WIO_FT_EAGER && it->done == send_eager_done) {
+            send_or_hold(e, p, it->owner); /* a new message, decided now */
+            continue;
+        }
         e->frames_out++;
         p->t->send(e, p, it);
     }
@@ -314,8 +350,14 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
 
 static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
 {
+    if (p->recv_credit < RTS_COST) {
+        wio_warn("process %u sent a rendezvous request without credit", (unsigned)p->id);
+        return -1;
+    }
+    p->recv_credit -= RTS_COST;
     wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
+        release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
         recv_matched_rts(e, p, r, h->aux, h->id);
         return 0;
     }
@@ -379,6 +421,8 @@ static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_
         return -1;
     e->frames_in++;
     p->send_credit += h->credit;
+    if (h->credit && !wio_list_empty(&p->held))
+        release_held(e, p);
     p->rx_req = NULL;
     p->rx_unexp = NULL;
     *dest = NULL;
@@ -506,11 +550,13 @@ static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
 
 static void drop_pending(wio_peer *p, int err)
 {
-    while (!wio_list_empty(&p->pending)) {
-        wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
-        wio_list_remove(&it->link);
-        it->done(it, err);
-    }
+    wio_list *queues[2] = {&p->pending, &p->held};
+    for (int q = 0; q < 2; q++)
+        while (!wio_list_empty(queues[q])) {
+            wio_send_item *it = WIO_CONTAINER_OF(queues[q]->next, wio_send_item, link);
+            wio_list_remove(&it->link);
+            it->done(it, err);
+        }
 }
 
 static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
@@ -681,16 +727,16 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     r->item.h.src = (uint32_t)g->my_rank;
     r->item.h.tag = tag;
     *out = r;
-    if (p->state == WIO_PEER_OPEN) {
-        choose_protocol(p, r);
-    } else {
-        /* tentatively eager; decided for real when the connection opens */
-        r->state = WIO_RS_SEND_EAGER;
-        r->item.h.type = WIO_FT_EAGER;
-        r->item.payload = r->buf;
-        r->item.total = len;
-        r->item.done = send_eager_done;
+    if (p->state == WIO_PEER_OPEN && !peer_gone(p)) {
+        send_or_hold(e, p, r);
+        return 0;
     }
+    /* tentatively eager; decided for real when the connection opens */
+    r->state = WIO_RS_SEND_EAGER;
+    r->item.h.type = WIO_FT_EAGER;
+    r->item.payload = r->buf;
+    r->item.total = len;
+    r->item.done = send_eager_done;
     peer_queue(e, p, &r->item);
     return 0;
 }
@@ -727,6 +773,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
             wio_peer *p = e->peers[ux->peer_id];
             uint64_t len_total = ux->len, sender = ux->remote_id;
             unexp_free(e, ux);
+            release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
             recv_matched_rts(e, p, r, len_total, sender);
         } else if (ux->complete) {
             deliver_unexpected(e, r, ux);

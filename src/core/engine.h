@@ -43,6 +43,7 @@ typedef struct wio_peer {
     void *tconn;                 /* the transport's connection object */
     int outgoing;                /* tconn is our own connection (not an accepted one) */
     wio_list pending;            /* items queued before the connection opened */
+    wio_list held;               /* new messages waiting for credit (in order) */
     int64_t send_credit;         /* eager bytes we may still send to this peer */
     int64_t recv_credit;         /* eager bytes the peer may still send us (checked) */
     uint32_t credit_owed;        /* bytes freed here, not yet returned to the peer */
