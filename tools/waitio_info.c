@@ -52,8 +52,8 @@ static void print_settings(const wio_config *c)
         printf("  eager credit: auto, WAITIO_UNEXPECTED_MAX=%zu shared by all peers, at most 4 MiB each\n",
                c->unexpected_max);
     printf("  WAITIO_SPIN_US=%g  WAITIO_YIELD_US=%g\n", c->spin_us, c->yield_us);
-    printf("  WAITIO_CONNECT_TIMEOUT=%g s  WAITIO_FINALIZE_TIMEOUT=%g s\n", c->connect_timeout,
-           c->finalize_timeout);
+    printf("  WAITIO_CONNECT_TIMEOUT=%g s  WAITIO_FINALIZE_TIMEOUT=%g s  WAITIO_PEER_TIMEOUT=%g s\n",
+           c->connect_timeout, c->finalize_timeout, c->peer_timeout);
     const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
                       : getenv("WAITIO_KEY_FILE") ? getenv("WAITIO_KEY_FILE") : "~/.waitio/key";
     printf("  instance key from: %s\n", key);

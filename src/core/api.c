@@ -62,6 +62,7 @@ static int engine_setup(wio_engine *e, int timeout)
         .eager_limit = (uint32_t)e->cfg.eager_limit,
         .eager_credit = 0, /* set once the number of peers is known */
         .handshake_timeout = e->cfg.connect_timeout,
+        .peer_timeout = e->cfg.peer_timeout,
     };
     if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_engine_open(e, &e->self.addr)))
         return rc;

@@ -49,6 +49,7 @@ typedef struct wio_config {
     double spin_us, yield_us;      /* wait phases before blocking */
     double connect_timeout;        /* seconds */
     double finalize_timeout;       /* seconds */
+    double peer_timeout;           /* seconds of silence before a peer is declared dead */
 } wio_config;
 
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */

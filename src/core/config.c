@@ -139,6 +139,7 @@ int wio_config_load(wio_config *c)
     c->yield_us = 2000;
     c->connect_timeout = 30;
     c->finalize_timeout = 5;
+    c->peer_timeout = 30;
     if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, NULL)) ||
         (rc = env_int("WAITIO_PBID", 0, 1 << 16, &c->pbid, NULL)) ||
         (rc = env_int("WAITIO_MASTER_PORT", 1, 65535, &c->master_port, NULL)) ||
@@ -154,6 +155,7 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_YIELD_US", 0, 1e7, &c->yield_us)) ||
         (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
+        (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
         (rc = load_local_rank(c)))
         return rc;
     if (c->pbid >= c->npb)

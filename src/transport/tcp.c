@@ -266,10 +266,16 @@ void wio_tcp_conn_set_user(wio_conn *c, void *user) { c->user = user; }
 const char *wio_tcp_conn_desc(const wio_conn *c) { return c->desc; }
 int wio_tcp_conn_idle(const wio_conn *c) { return wio_list_empty(&c->sendq); }
 
-static void tune_socket(int fd)
+/* A silent peer (host gone, link cut) is declared dead after about `peer_timeout` seconds:
+ * keepalive probes when the connection is idle, TCP_USER_TIMEOUT when data is unacknowledged. */
+static void tune_socket(int fd, double peer_timeout)
 {
-    int one = 1, idle = 10, intvl = 5, cnt = 3;
-    unsigned int user_timeout_ms = 30000; /* unacknowledged data to a vanished host fails */
+    int one = 1, idle = (int)(peer_timeout / 2), intvl = (int)(peer_timeout / 6), cnt = 3;
+    if (idle < 1)
+        idle = 1;
+    if (intvl < 1)
+        intvl = 1;
+    unsigned int user_timeout_ms = (unsigned int)(peer_timeout * 1000);
     /* Errors are harmless here: these only tune latency and dead-peer detection. */
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
@@ -873,7 +879,7 @@ int wio_tcp_connect(wio_tcp *t, const wio_addr *addr, uint32_t my_id, uint32_t t
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return wio_fail(WAITIO_ERR_SYS, "socket: %s", strerror(errno));
-    tune_socket(fd);
+    tune_socket(fd, t->params.peer_timeout);
     wio_conn *c = conn_new(t, fd, h, ctx);
     if (!c) {
         close(fd);
@@ -909,7 +915,7 @@ int wio_tcp_connect(wio_tcp *t, const wio_addr *addr, uint32_t my_id, uint32_t t
 
 int wio_tcp_adopt(wio_tcp *t, int fd, const wio_conn_handler *h, void *ctx, wio_conn **out)
 {
-    tune_socket(fd);
+    tune_socket(fd, t->params.peer_timeout);
     wio_conn *c = conn_new(t, fd, h, ctx);
     if (!c) {
         close(fd);

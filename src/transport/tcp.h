@@ -16,6 +16,7 @@ typedef struct wio_tcp_params {
     uint32_t eager_limit;   /* announced in HELLO: the largest EAGER payload we accept */
     uint32_t eager_credit;  /* announced in HELLO: eager bytes the peer may have in flight */
     double handshake_timeout;
+    double peer_timeout;    /* seconds of silence before a peer is declared dead */
 } wio_tcp_params;
 
 int wio_tcp_create(wio_tcp **out, const wio_tcp_params *params);

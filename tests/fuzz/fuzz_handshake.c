@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static wio_key key = {.len = 8, .bytes = "fuzz-key"};
     wio_tcp_params params = {.key = &key, .eager_limit = 1 << 16, .eager_credit = 1 << 20,
-                             .handshake_timeout = 5};
+                             .handshake_timeout = 5, .peer_timeout = 30};
     wio_tcp *t;
     if (wio_tcp_create(&t, &params) != 0)
         abort();
