@@ -13,7 +13,7 @@ program receiver
   implicit none
   include 'mpif.h'
   integer :: ierr, rank, hrank, step, nsteps
-  integer(kind=4) :: sta(WAITIO_STATUS_SIZE), req(WAITIO_REQUEST_SIZE, 2), stas(WAITIO_STATUS_SIZE, 2)
+  integer(kind=4) :: sta(WAITIO_STATUS_SIZE), req(WAITIO_REQUEST_SIZE, 2)
   real(kind=8) :: ttt, src, last, expect
   real(kind=8), parameter :: val = 100.d0
   character(len=16) :: arg
