@@ -55,6 +55,14 @@ static int env_int(const char *name, int lo, int hi, int *out, int *found)
     return 0;
 }
 
+static int env_long(const char *name, long lo, long hi, long *out)
+{
+    int v = 0, found = 0, rc = env_int(name, (int)lo, (int)hi, &v, &found);
+    if (!rc && found)
+        *out = v;
+    return rc;
+}
+
 static int env_size(const char *name, size_t lo, size_t hi, size_t *out)
 {
     const char *v = getenv(name);
@@ -156,6 +164,7 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
+        (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
         (rc = load_local_rank(c)))
         return rc;
     if (c->pbid >= c->npb)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ wio_engine *wio_engine_current;
 static const wio_transport_ops *const transport_table[] = {&wio_transport_tcp};
 
 static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why);
+static void make_room(wio_engine *e, const wio_peer *keep);
 
 /* ------------------------------------------------------------------------------------ */
 /* peers                                                                                */
@@ -46,6 +48,7 @@ wio_peer *wio_engine_peer(wio_engine *e, uint32_t id)
 
 static void peer_connect(wio_engine *e, wio_peer *p)
 {
+    make_room(e, p);
     p->state = WIO_PEER_CONNECTING;
     p->connect_retry_at = 0;
     int rc = p->t->connect(e, p);
@@ -66,11 +69,13 @@ static void peer_queue(wio_engine *e, wio_peer *p, wio_send_item *it)
         it->done(it, p->err ? p->err : WAITIO_ERR_PEER_FINALIZED);
         return;
     }
+    p->last_used = wio_now();
     if (p->state == WIO_PEER_OPEN) {
         e->frames_out++;
         p->t->send(e, p, it);
         return;
     }
+    /* while an idle connection closes, new traffic waits and reconnects afterwards */
     wio_list_insert_tail(&p->pending, &it->link);
     if (p->state == WIO_PEER_IDLE)
         peer_connect(e, p);
@@ -242,6 +247,150 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
     send_cts(e, p, r, sender_id, 0);
 }
 
+
+/* ------------------------------------------------------------------------------------ */
+/* closing idle connections to stay under WAITIO_MAX_CONNECTIONS                          */
+/*
+ * A connection may be closed when nothing is in flight on it in either direction. The side
+ * that wants to close sends IDLE_CLOSE and sends nothing more; the other side answers ACK if it
+ * is idle too (then also sends nothing more, half-closes, and waits for the initiator to close)
+ * or NACK. Both sides queue new traffic meanwhile and reconnect once the old connection is fully
+ * closed, so no frame is lost and none overtakes another. See docs/protocol.md.
+ */
+
+/* Nothing of ours or of the peer's is in flight on p's connection. */
+static int peer_idle(wio_engine *e, const wio_peer *p)
+{
+    if (p->state != WIO_PEER_OPEN || !p->tconn || !wio_tcp_conn_idle(p->tconn) ||
+        !wio_list_empty(&p->pending) || !wio_list_empty(&p->held) || p->credit_item_busy ||
+        p->rx_req || p->rx_unexp)
+        return 0;
+    for (uint32_t i = 0; i < e->nreqs; i++) {
+        const wio_req_impl *r = e->reqs[i];
+        if (r && r->peer_id == p->id && r->state != WIO_RS_FREE && r->state != WIO_RS_DONE &&
+            r->state != WIO_RS_RECV_POSTED)
+            return 0;
+    }
+    /* Credit owed and unexpected messages held here do not matter: credit accounting belongs to
+     * the peer, not the connection, and carries over to the next one (on_opened). */
+    return 1;
+}
+
+static void send_idle_close(wio_engine *e, wio_peer *p, uint16_t flags, void (*done)(wio_send_item *, int))
+{
+    wio_send_item *it = &p->close_item;
+    memset(&it->h, 0, sizeof it->h);
+    it->h.type = WIO_FT_IDLE_CLOSE;
+    it->h.flags = flags;
+    it->total = 0;
+    it->chunk = 0;
+    it->done = done;
+    it->owner = p;
+    e->frames_out++;
+    p->t->send(e, p, it);
+}
+
+static void ignore_done(wio_send_item *it, int err) { (void)it; (void)err; }
+
+/* After our ACK is out: half-close; the initiator's close ends it (idle_close_finished). */
+static void ack_done(wio_send_item *it, int err)
+{
+    wio_peer *p = it->owner;
+    if (!err && wio_engine_current && p->tconn)
+        p->t->shutdown_peer(wio_engine_current, p);
+}
+
+/* The old connection is gone: queued traffic reconnects. */
+static void idle_close_finished(wio_engine *e, wio_peer *p)
+{
+    p->state = WIO_PEER_IDLE;
+    p->idle_closed = 1;
+    p->idle_closed_at = wio_now();
+    p->connect_retry_at = 0;
+    wio_debug("idle connection to process %u closed", (unsigned)p->id);
+    if (!wio_list_empty(&p->pending))
+        peer_connect(e, p);
+}
+
+static void close_now(wio_engine *e, wio_peer *p)
+{
+    if (p->tconn)
+        p->t->close_peer(e, p, WAITIO_ERR_PEER);
+    idle_close_finished(e, p);
+}
+
+static void reopen_after_nack(wio_engine *e, wio_peer *p)
+{
+    p->state = WIO_PEER_OPEN;
+    while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
+        wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
+        wio_list_remove(&it->link);
+        if (it->h.type == WIO_FT_EAGER && it->done == send_eager_done) {
+            send_or_hold(e, p, it->owner);
+            continue;
+        }
+        e->frames_out++;
+        p->t->send(e, p, it);
+    }
+}
+
+static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
+{
+    if (flags & WIO_FF_ACK) {
+        if (p->state == WIO_PEER_IDLE_CLOSING)
+            close_now(e, p); /* everything the peer sent came before its ACK */
+        return;
+    }
+    if (flags & WIO_FF_NACK) {
+        if (p->state == WIO_PEER_IDLE_CLOSING)
+            reopen_after_nack(e, p);
+        return;
+    }
+    if (p->state == WIO_PEER_IDLE_CLOSING) { /* both asked at once: both are done sending */
+        close_now(e, p);
+        return;
+    }
+    if (p->state == WIO_PEER_OPEN && peer_idle(e, p)) {
+        p->state = WIO_PEER_IDLE_CLOSING;
+        send_idle_close(e, p, WIO_FF_ACK, ack_done);
+    } else if (p->state == WIO_PEER_OPEN) {
+        send_idle_close(e, p, WIO_FF_NACK, ignore_done);
+    }
+}
+
+/* Connections that stay: open ones not already closing. */
+static uint32_t staying_connections(const wio_engine *e)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        const wio_peer *p = e->peers[i];
+        n += p && p->tconn && p->state != WIO_PEER_IDLE_CLOSING;
+    }
+    return n;
+}
+
+/* Before a new connection: at the cap, ask least recently used idle peers to close until the
+ * new one fits. If everything is busy the cap is exceeded for now rather than stall. */
+static void make_room(wio_engine *e, const wio_peer *keep)
+{
+    if (!e->max_conns)
+        return;
+    uint32_t staying = staying_connections(e);
+    while (staying >= e->max_conns) {
+        wio_peer *victim = NULL;
+        for (uint32_t i = 0; i < e->nprocs_total; i++) {
+            wio_peer *p = e->peers[i];
+            if (p && p != keep && (!victim || p->last_used < victim->last_used) && peer_idle(e, p))
+                victim = p;
+        }
+        if (!victim)
+            return;
+        victim->state = WIO_PEER_IDLE_CLOSING;
+        send_idle_close(e, victim, 0, ignore_done);
+        staying--;
+    }
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* connection handler                                                                   */
 
@@ -255,6 +404,8 @@ static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
         return -1;
     if (p->state == WIO_PEER_OPEN)
         return -2;
+    if (p->state == WIO_PEER_IDLE_CLOSING)
+        return 1; /* our old connection still drains: the peer retries or we connect */
     if (p->state == WIO_PEER_CONNECTING && p->tconn) {
         if (!p->outgoing)
             return -2;                      /* a second incoming connection */
@@ -264,6 +415,7 @@ static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
         wio_tcp_conn_set_user(ours, NULL);
         wio_tcp_conn_close(ours, WAITIO_ERR_PEER);
     }
+    make_room(e, p);
     p->state = WIO_PEER_CONNECTING;
     p->tconn = c;
     p->outgoing = 0;
@@ -280,8 +432,12 @@ static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
     p->state = WIO_PEER_OPEN;
     p->eager_limit = (uint32_t)(hello->eager_limit < e->cfg.eager_limit ? hello->eager_limit
                                                                       : e->cfg.eager_limit);
-    p->send_credit = hello->eager_credit;
-    p->recv_credit = (int64_t)e->eager_credit;
+    /* After an idle close both sides keep counting where they were: every frame of the old
+     * connection, with the credit it carried, was read before it closed. */
+    if (!p->idle_closed) {
+        p->send_credit = hello->eager_credit;
+        p->recv_credit = (int64_t)e->eager_credit;
+    }
     wio_debug("connection to process %u open (%s)", (unsigned)p->id, wio_tcp_conn_desc(c));
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
@@ -420,6 +576,7 @@ static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_
     if (!p)
         return -1;
     e->frames_in++;
+    p->last_used = wio_now();
     p->send_credit += h->credit;
     if (h->credit && !wio_list_empty(&p->held))
         release_held(e, p);
@@ -432,7 +589,8 @@ static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_
     case WIO_FT_CTS: return begin_cts(e, p, h);
     case WIO_FT_DATA: return begin_data(e, p, h, dest);
     case WIO_FT_CREDIT:
-    case WIO_FT_BYE: return 0;
+    case WIO_FT_BYE:
+    case WIO_FT_IDLE_CLOSE: return 0;
     default: return -1; /* start-up frames have no business on a peer connection */
     }
 }
@@ -482,6 +640,9 @@ static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
         p->rx_unexp = NULL;
         peer_bye_received(e, p);
         return 0;
+    case WIO_FT_IDLE_CLOSE:
+        idle_close_frame(e, p, h->flags);
+        return 0;
     default:
         break;
     }
@@ -497,6 +658,10 @@ static void on_closed(void *ctx, wio_conn *c, int err, const char *why, int reje
     if (!p || p->tconn != c)
         return;
     p->tconn = NULL;
+    if (p->state == WIO_PEER_IDLE_CLOSING && !rejected) {
+        idle_close_finished(e, p);
+        return;
+    }
     if (rejected) {
         /* the peer's own connection to us wins; if it never comes, connect again */
         p->connect_retry_at = wio_now() + RECONNECT_DELAY;
@@ -627,6 +792,32 @@ static void retry_lost_races(wio_engine *e, double now)
     }
 }
 
+/* A receive naming a peer whose connection was closed for the cap does not reconnect at once
+ * (all-to-all patterns would defeat the cap); if it is still waiting after IDLE_PROBE_DELAY,
+ * reconnect, so that a peer that died meanwhile fails the receive instead of hanging it. */
+#define IDLE_PROBE_DELAY 1.0
+static void probe_idle_closed_peers(wio_engine *e, double now)
+{
+    for (;;) { /* a failed connect removes receives from the list: rescan after each */
+        wio_peer *probe = NULL;
+        wio_list *pos, *tmp;
+        WIO_LIST_FOREACH_SAFE(pos, tmp, &e->posted) {
+            wio_req_impl *r = WIO_CONTAINER_OF(pos, wio_req_impl, link);
+            if (r->peer_id == WIO_ID_BOOT || r->peer_id >= e->nprocs_total)
+                continue;
+            wio_peer *p = e->peers[r->peer_id];
+            if (p && p->state == WIO_PEER_IDLE && p->idle_closed &&
+                now - p->idle_closed_at >= IDLE_PROBE_DELAY) {
+                probe = p;
+                break;
+            }
+        }
+        if (!probe)
+            return;
+        peer_connect(e, probe);
+    }
+}
+
 int wio_engine_progress(wio_engine *e, int timeout_ms)
 {
     int n = transport_table[0]->progress(e, timeout_ms);
@@ -637,6 +828,7 @@ int wio_engine_progress(wio_engine *e, int timeout_ms)
     if (now >= next_check) {
         next_check = now + 0.1;
         retry_lost_races(e, now);
+        probe_idle_closed_peers(e, now);
     }
     return 0;
 }
@@ -794,7 +986,9 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
             wio_req_complete(r, p->err ? p->err : WAITIO_ERR_PEER_FINALIZED);
             return 0;
         }
-        if (p->state == WIO_PEER_IDLE) /* connect now so that a dead peer is noticed */
+        /* connect now so that a dead peer is noticed, unless its connection was closed to stay
+         * under the cap: then it reconnects when it has something to send */
+        if (p->state == WIO_PEER_IDLE && !p->idle_closed)
             peer_connect(e, p);
         if (peer_gone(p)) {
             wio_req_complete(r, p->err);
@@ -945,6 +1139,10 @@ int wio_engine_start(wio_engine *e)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
+    e->max_conns = (uint32_t)e->cfg.max_connections;
+    struct rlimit rl;
+    if (!e->max_conns && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        e->max_conns = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : 64; /* keep some for the program */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
     int rc = transport_table[0]->start(e);

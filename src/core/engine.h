@@ -31,6 +31,7 @@ enum wio_peer_state {
     WIO_PEER_CONNECTING,  /* our connection or theirs is being set up */
     WIO_PEER_OPEN,
     WIO_PEER_CLOSING,     /* we or they finalized; BYE exchanged or under way */
+    WIO_PEER_IDLE_CLOSING, /* an idle connection is being closed to stay under the cap */
     WIO_PEER_FAILED,      /* connection lost; err says why */
 };
 
@@ -53,6 +54,10 @@ typedef struct wio_peer {
     wio_send_item credit_item;
     wio_send_item bye_item;
     double connect_retry_at;     /* after a lost simultaneous-connect race */
+    double last_used;            /* last frame in or out: least recently used closes first */
+    int idle_closed;             /* its connection was closed for the cap: it reconnects to send */
+    double idle_closed_at;       /* when; a receive waiting on it longer probes it (reconnects) */
+    wio_send_item close_item;
     /* where the payload of the frame being received from this peer goes */
     struct wio_req_impl *rx_req;
     struct wio_unexp *rx_unexp;
@@ -131,6 +136,7 @@ typedef struct wio_engine {
     wio_peer **peers;        /* created on first use */
     int oversubscribed;
     size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
+    uint32_t max_conns;      /* open connections above which idle ones are closed */
     int finalizing;
     double init_seconds;
     struct wio_tcp *tcp;

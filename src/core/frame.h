@@ -28,6 +28,7 @@ enum wio_frame_type {
     WIO_FT_REGISTER = 10, /* start-up: a process registers with the master */
     WIO_FT_TABLE = 11,    /* start-up: the master sends the address table */
     WIO_FT_ERROR = 12,    /* start-up: the master reports a failure (text payload) */
+    WIO_FT_IDLE_CLOSE = 13, /* close this idle connection (flags: none = request, ACK, NACK) */
     WIO_FT_MAX_
 };
 
@@ -35,6 +36,8 @@ enum wio_frame_type {
 #define WIO_FF_REJECT 0x0001u /* HELLO_ACK: simultaneous connect lost, use the other one */
 #define WIO_FF_TRUNC 0x0002u  /* CTS: receiver's buffer is too short, no data will be sent */
 #define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
+#define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
+#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u

@@ -830,7 +830,7 @@ static void conn_readable(wio_conn *c)
         }
         if (n == 0) {
             conn_fail(c, WAITIO_ERR_PEER,
-                      c->state == CS_SHUTDOWN ? "closed after finalize" : "peer closed the connection", 0);
+                      c->state == CS_SHUTDOWN ? "closed after our half-close (finalize or idle close)" : "peer closed the connection", 0);
             return;
         }
         if (direct) {
