@@ -3,11 +3,17 @@
  * that the original WaitIO job scripts work unchanged (SPEC §3):
  *   PB 0's job:      export WAITIO_MASTER_HOST=$(hostname); waitio-serv -d -m $WAITIO_MASTER_HOST
  *   other PBs' jobs: export WAITIO_MASTER_HOST=`waitio-serv -c`
- * The host is published in a file on a shared file system: $WAITIO_SERV_FILE, else
- * $WAITIO_RENDEZVOUS.host, else ~/.waitio/master_host. Plain C11 + POSIX.
+ *   end of PB 0's job (optional): waitio-serv -x
+ *
+ * Owns: where the host is published (a file on a file system every job shares:
+ * $WAITIO_SERV_FILE, else $WAITIO_RENDEZVOUS.host, else ~/.waitio/master_host), its format (line
+ * 1: the host; line 2, only when WAITIO_MASTER_PORT was set in PB 0's job: the port), writing it
+ * atomically with mode 0600, waiting for it, and removing it. "-d" returns at once: the file is
+ * the message, no daemon is needed. Plain C11 + POSIX; it does not link libwaitio.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,109 +21,270 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef WAITIO_VERSION_STRING
+#define WAITIO_VERSION_STRING "unknown"
+#endif
+
+#define EXIT_USAGE 2
+#define DEFAULT_WAIT_SECONDS 600.0
+#define POLL_NS (100 * 1000 * 1000)
+#define MAX_PATH 4096
+#define MAX_HOST 1024
+
+typedef struct request {
+    char mode;        /* 'd' publish, 'c' look up, 'x' remove */
+    const char *host; /* -m */
+    double timeout;   /* -t, for -c */
+    bool want_port;   /* -P, for -c */
+} request_t;
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: waitio-serv -d -m HOST   publish HOST as this user's WaitIO master host\n"
-            "       waitio-serv -c [-t SECS] wait (default 600 s) for it and print it\n"
-            "       waitio-serv -x           remove the published host (end of PB 0's job)\n"
-            "The location is $WAITIO_SERV_FILE, else $WAITIO_RENDEZVOUS.host, else\n"
-            "~/.waitio/master_host: it must be on a file system all jobs share.\n"
-            "-d returns at once: the file carries the information, no daemon is needed.\n");
+            "usage: waitio-serv -d -m HOST        publish HOST as this user's WaitIO master host\n"
+            "       waitio-serv -c [-t SECS] [-P] wait (default 600 s) for it and print it\n"
+            "       waitio-serv -x                remove the published host (end of PB 0's job)\n"
+            "\n"
+            "  -d -m HOST  writes HOST (and WAITIO_MASTER_PORT, when set) atomically, mode 0600,\n"
+            "              and returns at once: the file carries the information, no daemon runs\n"
+            "  -c          polls every 0.1 s until the host is published, prints it (one line);\n"
+            "              exits 1 after -t SECS without it\n"
+            "  -P          with -c: print the published port instead (exit 1 if PB 0's job did\n"
+            "              not set WAITIO_MASTER_PORT)\n"
+            "  -x          removes the published file, so the next run cannot see a stale host\n"
+            "\n"
+            "The file is $WAITIO_SERV_FILE, else $WAITIO_RENDEZVOUS.host, else\n"
+            "~/.waitio/master_host: it must be on a file system every job shares.\n");
 }
 
-static int location(char *buf, size_t cap)
+/* ---------------------------------------------------------------- location */
+
+/* The published file's path; with create_dir, ~/.waitio is created (mode 0700) when used. */
+static bool location(char *buf, size_t cap, bool create_dir)
 {
     const char *v = getenv("WAITIO_SERV_FILE");
     if (v && *v)
-        return snprintf(buf, cap, "%s", v) < (int)cap ? 0 : -1;
+        return snprintf(buf, cap, "%s", v) < (int)cap;
     v = getenv("WAITIO_RENDEZVOUS");
     if (v && *v)
-        return snprintf(buf, cap, "%s.host", v) < (int)cap ? 0 : -1;
+        return snprintf(buf, cap, "%s.host", v) < (int)cap;
     const char *home = getenv("HOME");
     if (!home || !*home)
-        return -1;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/.waitio", home);
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return -1;
-    return snprintf(buf, cap, "%s/master_host", dir) < (int)cap ? 0 : -1;
+        return false;
+    char dir[MAX_PATH];
+    if (snprintf(dir, sizeof dir, "%s/.waitio", home) >= (int)sizeof dir)
+        return false;
+    if (create_dir && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "waitio-serv: cannot create %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    return snprintf(buf, cap, "%s/master_host", dir) < (int)cap;
 }
 
+/* ---------------------------------------------------------------- -d: publish */
+
+static bool valid_host(const char *host)
+{
+    return host && *host && strlen(host) < MAX_HOST && !strpbrk(host, " \t\r\n");
+}
+
+static bool write_all(int fd, const char *text)
+{
+    size_t left = strlen(text);
+    while (left > 0) {
+        ssize_t n = write(fd, text, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        text += n;
+        left -= (size_t)n;
+    }
+    return true;
+}
+
+/* Writes "HOST\n[PORT\n]" to a temporary file beside path and renames it over path, so that a
+ * reader sees either nothing or the whole content. */
 static int publish(const char *path, const char *host)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char node[256] = "host", tmp[MAX_PATH + 320], content[MAX_HOST + 32];
+    gethostname(node, sizeof node - 1);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%s.%ld", path, node, (long)getpid()) >= (int)sizeof tmp) {
+        fprintf(stderr, "waitio-serv: path too long: %s\n", path);
+        return 1;
+    }
+    const char *port = getenv("WAITIO_MASTER_PORT");
+    if (port && *port && strspn(port, "0123456789") == strlen(port))
+        snprintf(content, sizeof content, "%s\n%s\n", host, port);
+    else
+        snprintf(content, sizeof content, "%s\n", host);
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         fprintf(stderr, "waitio-serv: cannot write %s: %s\n", tmp, strerror(errno));
         return 1;
     }
-    size_t n = strlen(host);
-    int ok = write(fd, host, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        fprintf(stderr, "waitio-serv: cannot publish %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        return 1;
-    }
-    return 0;
+    bool ok = fchmod(fd, 0600) == 0 && write_all(fd, content) && fsync(fd) == 0;
+    int err = errno;
+    ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, path) == 0)
+        return 0;
+    if (ok)
+        err = errno;
+    fprintf(stderr, "waitio-serv: cannot publish the host in %s: %s\n", path, strerror(err));
+    unlink(tmp);
+    return 1;
 }
 
-static int wait_and_print(const char *path, double timeout)
+/* ---------------------------------------------------------------- -c: wait and print */
+
+static double now(void)
 {
-    struct timespec pause = {0, 100 * 1000 * 1000};
-    for (double waited = 0; waited <= timeout; waited += 0.1) {
-        FILE *f = fopen(path, "r");
-        if (f) {
-            char host[1024];
-            int got = fgets(host, sizeof host, f) != NULL;
-            fclose(f);
-            host[strcspn(host, "\r\n")] = '\0';
-            if (got && host[0]) {
-                printf("%s\n", host);
-                return 0;
-            }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Reads the published host and port (port "" when none); false while nothing is published. */
+static bool read_published(const char *path, char *host, size_t host_cap, char *port,
+                           size_t port_cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool got = fgets(host, (int)host_cap, f) != NULL;
+    if (!fgets(port, (int)port_cap, f))
+        port[0] = '\0';
+    fclose(f);
+    host[strcspn(host, "\r\n")] = '\0';
+    port[strcspn(port, "\r\n")] = '\0';
+    return got && host[0];
+}
+
+static int wait_and_print(const char *path, const request_t *r)
+{
+    char host[MAX_HOST + 2], port[32];
+    struct timespec pause = {0, POLL_NS};
+    double deadline = now() + r->timeout;
+    for (;;) {
+        if (read_published(path, host, sizeof host, port, sizeof port))
+            break;
+        if (now() >= deadline) {
+            fprintf(stderr,
+                    "waitio-serv: no master host published in %s after %g s (has PB 0's job run "
+                    "'waitio-serv -d -m HOST' with the same HOME/WAITIO_RENDEZVOUS/"
+                    "WAITIO_SERV_FILE?)\n",
+                    path, r->timeout);
+            return 1;
         }
         nanosleep(&pause, NULL);
     }
-    fprintf(stderr, "waitio-serv: no master host published in %s after %g s (has PB 0's job run "
-            "'waitio-serv -d -m HOST'?)\n", path, timeout);
+    if (!r->want_port) {
+        printf("%s\n", host);
+        return 0;
+    }
+    if (!port[0]) {
+        fprintf(stderr, "waitio-serv: %s has no port (PB 0's job did not set "
+                "WAITIO_MASTER_PORT; the default applies)\n", path);
+        return 1;
+    }
+    printf("%s\n", port);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- -x: remove */
+
+static int remove_published(const char *path)
+{
+    if (unlink(path) == 0 || errno == ENOENT)
+        return 0;
+    fprintf(stderr, "waitio-serv: cannot remove %s: %s\n", path, strerror(errno));
     return 1;
+}
+
+/* ---------------------------------------------------------------- command line */
+
+static bool set_mode(request_t *r, char mode)
+{
+    if (r->mode && r->mode != mode) {
+        fprintf(stderr, "waitio-serv: -%c and -%c cannot be combined\n", r->mode, mode);
+        return false;
+    }
+    r->mode = mode;
+    return true;
+}
+
+static bool parse_seconds(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Returns -1 when parsed, else the exit status to return at once. */
+static int parse_args(int argc, char **argv, request_t *r)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-d") || !strcmp(a, "-c") || !strcmp(a, "-x")) {
+            if (!set_mode(r, a[1]))
+                return EXIT_USAGE;
+        } else if (!strcmp(a, "-m") && i + 1 < argc) {
+            r->host = argv[++i];
+        } else if (!strcmp(a, "-t") && i + 1 < argc) {
+            if (!parse_seconds(argv[++i], &r->timeout)) {
+                fprintf(stderr, "waitio-serv: -t needs a number of seconds, got '%s'\n", argv[i]);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "-P")) {
+            r->want_port = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("waitio-serv (WaitIO) %s\n", WAITIO_VERSION_STRING);
+            return 0;
+        } else {
+            fprintf(stderr, "waitio-serv: unexpected argument '%s'\n", a);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (!r->mode && r->host)
+        r->mode = 'd'; /* "-m HOST" alone publishes too */
+    if (!r->mode) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (r->mode == 'd' && !valid_host(r->host)) {
+        fprintf(stderr, "waitio-serv: -d needs -m HOST (a host name or address, no spaces)\n");
+        return EXIT_USAGE;
+    }
+    return -1;
 }
 
 int main(int argc, char **argv)
 {
-    int mode = 0;
-    const char *host = NULL;
-    double timeout = 600;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "-c") || !strcmp(argv[i], "-x"))
-            mode = argv[i][1];
-        else if (!strcmp(argv[i], "-m") && i + 1 < argc)
-            host = argv[++i];
-        else if (!strcmp(argv[i], "-t") && i + 1 < argc)
-            timeout = atof(argv[++i]);
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    char path[4096];
-    if (!mode || (mode == 'd' && !host)) {
-        usage(stderr);
-        return 2;
-    }
-    if (location(path, sizeof path) != 0) {
-        fprintf(stderr, "waitio-serv: no place to publish the host (set WAITIO_SERV_FILE)\n");
+    request_t r = {.timeout = DEFAULT_WAIT_SECONDS};
+    int code = parse_args(argc, argv, &r);
+    if (code >= 0)
+        return code;
+    char path[MAX_PATH];
+    if (!location(path, sizeof path, r.mode == 'd')) {
+        fprintf(stderr, "waitio-serv: no place to publish the master host (set HOME, "
+                "WAITIO_RENDEZVOUS or WAITIO_SERV_FILE)\n");
         return 1;
     }
-    if (mode == 'd')
-        return publish(path, host);
-    if (mode == 'x')
-        return unlink(path) == 0 || errno == ENOENT ? 0 : 1;
-    return wait_and_print(path, timeout);
+    switch (r.mode) {
+    case 'd':
+        return publish(path, r.host);
+    case 'x':
+        return remove_published(path);
+    default:
+        return wait_and_print(path, &r);
+    }
 }

@@ -3,154 +3,315 @@
  *
  *   waitiorun [options] -- CMD ARGS... : -- CMD ARGS... [: -- ...]
  *
- * Each segment is one PB's command (a plain program, python3, mpirun.openmpi, mpirun.mpich,
- * srun, ...). waitiorun picks a free port, generates a fresh instance key (unless WAITIO_KEY is
- * set), sets WAITIO_PBID/NPB/MASTER_HOST/MASTER_PORT/KEY for each PB, forwards SIGINT, SIGTERM
- * and SIGHUP to every PB, and when one PB fails it stops the others (SIGTERM, then SIGKILL after
- * a grace period) and exits non-zero. As a child subreaper it also collects and kills whatever
- * a PB left behind, so no process outlives it. Plain C11 + POSIX; it does not link libwaitio.
+ * Owns: option and segment parsing, the instance variables each PB gets (WAITIO_PBID, _NPB,
+ * _MASTER_HOST, _MASTER_PORT, _KEY), starting every PB in its own process group, forwarding
+ * SIGINT/SIGTERM/SIGHUP, stopping the others when one PB fails (SIGTERM, SIGKILL after a grace
+ * period), the timeout, and making sure no process outlives it: it is a child subreaper and at the
+ * end kills every remaining descendant found through /proc.
+ *
+ * Plain C11 + POSIX (+ Linux prctl and /proc); it does not link libwaitio.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <dirent.h>
 #include <unistd.h>
 
-#define MAX_PBS 256
+#ifndef WAITIO_VERSION_STRING
+#define WAITIO_VERSION_STRING "unknown"
+#endif
+
+#define MAX_PBS 1024
+#define KEY_BYTES 32
+#define EXIT_USAGE 2
+#define EXIT_TIMEOUT 124
+#define EXIT_CANNOT_RUN 127
+#define TICK_NS (50 * 1000 * 1000)
 
 typedef struct pb {
-    char **argv;
-    pid_t pid;       /* also its process group id */
-    int running;
-    int status;      /* wait status once exited */
-} pb;
+    char **argv;  /* NULL-terminated command */
+    pid_t pid;    /* also its process group id */
+    bool running; /* started and not reaped yet: only then is pid (and the group id) ours */
+    int status;   /* wait status once reaped */
+    bool told_stopped; /* "stopped by SIGTTIN" already reported */
+} pb_t;
 
-static pb pbs[MAX_PBS];
+typedef struct options {
+    const char *host;
+    int port;       /* 0: pick a free one */
+    double timeout; /* seconds, 0: none */
+    double grace;   /* seconds between SIGTERM and SIGKILL */
+    bool quiet;
+} options_t;
+
+static pb_t pbs[MAX_PBS];
 static int npbs;
-static volatile sig_atomic_t pending_signal, child_exited;
-static int quiet;
-static double grace = 2.0;
+static bool quiet;
+static int first_failed_pb = -1;
+static volatile sig_atomic_t pending_signal;
+
+/* ---------------------------------------------------------------- messages */
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: waitiorun [options] -- CMD [ARGS...] : -- CMD [ARGS...] [: -- ...]\n"
-            "Starts one PB per command and couples them into one WaitIO instance.\n\n"
+            "Starts one PB per command and couples them into one WaitIO instance.\n"
+            "Example: waitiorun -- mpirun -np 4 ./sim : -- python3 learn.py\n\n"
             "options:\n"
             "  -t, --timeout SECONDS  stop everything and exit 124 after this long\n"
             "  -H, --host HOST        master host advertised to the PBs (default 127.0.0.1)\n"
             "  -p, --port PORT        master port (default: a free one)\n"
             "      --grace SECONDS    between SIGTERM and SIGKILL when stopping PBs (default 2)\n"
-            "  -q, --quiet            no messages from waitiorun itself\n"
+            "  -q, --quiet            only error messages from waitiorun itself\n"
             "  -h, --help             this text\n"
             "      --version          version\n\n"
-            "Each PB gets WAITIO_PBID, WAITIO_NPB, WAITIO_MASTER_HOST, WAITIO_MASTER_PORT and\n"
-            "WAITIO_KEY (a fresh random key unless WAITIO_KEY is already set). Exit status: 0 if\n"
-            "every PB exits 0; else the first failing PB's status (128+N for signal N), 124 on\n"
-            "timeout, 128+N when waitiorun itself got signal N.\n");
+            "PB i gets WAITIO_PBID=i, WAITIO_NPB, WAITIO_MASTER_HOST, WAITIO_MASTER_PORT and\n"
+            "WAITIO_KEY (a fresh random key unless WAITIO_KEY is already set).\n"
+            "SIGINT, SIGTERM and SIGHUP are forwarded to every PB. When a PB fails the others\n"
+            "are stopped. Exit status: 0 if every PB exits 0; else the first failing PB's status\n"
+            "(128+N for signal N), 124 on timeout, 128+N when waitiorun itself got signal N,\n"
+            "2 for a usage error, 127 when a command cannot be run.\n");
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+static void vmessage(const char *fmt, va_list ap)
+{
+    fputs("waitiorun: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+/* Informational message, silenced by -q. */
+static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void info(const char *fmt, ...)
 {
     if (quiet)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("waitiorun: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vmessage(fmt, ap);
     va_end(ap);
 }
 
-static double now(void)
+/* Error message, always printed. */
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
 }
 
-/* A free TCP port on host (bound and released: the master binds it right after). */
-static int pick_port(const char *host)
+/* "CMD ARGS..." of PB i (arguments with spaces or shell characters in '...'), shortened to
+ * fit cap. */
+static const char *pb_command_text(int i, char *buf, size_t cap)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-    if (getaddrinfo(host, "0", &hints, &res) != 0)
-        return -1;
-    int port = -1;
-    int fd = socket(res->ai_family, SOCK_STREAM, 0);
-    if (fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) == 0) {
-        struct sockaddr_storage ss;
-        socklen_t len = sizeof ss;
-        if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
-            port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                  : ((struct sockaddr_in *)&ss)->sin_port);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (char **a = pbs[i].argv; *a; a++) {
+        bool plain = **a && strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_./=:,+@%") == strlen(*a);
+        const char *quote = plain ? "" : "'";
+        int n = snprintf(buf + used, cap - used, "%s%s%s%s", a == pbs[i].argv ? "" : " ", quote,
+                         *a, quote);
+        if (n < 0 || (size_t)n >= cap - used) {
+            if (cap > 4)
+                strcpy(buf + cap - 4, "...");
+            break;
+        }
+        used += (size_t)n;
     }
-    if (fd >= 0)
-        close(fd);
-    freeaddrinfo(res);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- command line */
+
+static bool parse_seconds(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_port(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < 1 || v > 65535)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* If argv[*i] is the option spelled short or long, sets *value to its argument ("-t 5",
+ * "--timeout 5" or "--timeout=5") and returns 1; returns -1 when the argument is missing. */
+static int option_value(int argc, char **argv, int *i, const char *short_name,
+                        const char *long_name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t long_len = strlen(long_name);
+    if (!strncmp(a, long_name, long_len) && a[long_len] == '=') {
+        *value = a + long_len + 1;
+        return 1;
+    }
+    if (strcmp(a, long_name) != 0 && (!short_name || strcmp(a, short_name) != 0))
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+/* Parses the options before the first "--"; returns the index of that "--", or -1 after
+ * printing an error (exit_code set), or argc with exit_code 0 for --help/--version. */
+static int parse_options(int argc, char **argv, options_t *o, int *exit_code)
+{
+    *exit_code = EXIT_USAGE;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i], *v = NULL;
+        int got;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            *exit_code = 0;
+            return argc;
+        } else if (!strcmp(a, "--version")) {
+            printf("waitiorun (WaitIO) %s\n", WAITIO_VERSION_STRING);
+            *exit_code = 0;
+            return argc;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = true;
+        } else if ((got = option_value(argc, argv, &i, "-t", "--timeout", &v)) != 0) {
+            if (got < 0 || !parse_seconds(v, &o->timeout))
+                goto bad_value;
+        } else if ((got = option_value(argc, argv, &i, "-H", "--host", &v)) != 0) {
+            if (got < 0 || !*v)
+                goto bad_value;
+            o->host = v;
+        } else if ((got = option_value(argc, argv, &i, "-p", "--port", &v)) != 0) {
+            if (got < 0 || !parse_port(v, &o->port))
+                goto bad_value;
+        } else if ((got = option_value(argc, argv, &i, NULL, "--grace", &v)) != 0) {
+            if (got < 0 || !parse_seconds(v, &o->grace))
+                goto bad_value;
+        } else if (a[0] == '-') {
+            error("unknown option '%s' (see waitiorun --help)", a);
+            return -1;
+        } else {
+            error("expected '--' before the first command, got '%s' (see waitiorun --help)", a);
+            return -1;
+        }
+        continue;
+    bad_value:
+        error("option '%s' needs a valid value (see waitiorun --help)", a);
+        return -1;
+    }
+    if (i >= argc) {
+        error("no command: expected '-- CMD ... [: -- CMD ...]' (see waitiorun --help)");
+        return -1;
+    }
+    return i;
+}
+
+/* Splits argv[first..] ("-- CMD... : -- CMD... : ...") into the PB commands, in place: each
+ * ':' becomes the NULL ending the previous command. Returns false after printing an error. */
+static bool parse_segments(int argc, char **argv, int first)
+{
+    int i = first;
+    while (i <= argc) {
+        if (i < argc && strcmp(argv[i], "--") == 0)
+            i++;
+        if (i >= argc || strcmp(argv[i], ":") == 0) {
+            error("PB %d has no command (segments are '-- CMD ARGS...' separated by ':')", npbs);
+            return false;
+        }
+        if (npbs == MAX_PBS) {
+            error("too many PBs (at most %d)", MAX_PBS);
+            return false;
+        }
+        pbs[npbs++].argv = &argv[i];
+        while (i < argc && strcmp(argv[i], ":") != 0)
+            i++;
+        if (i == argc)
+            return true;
+        argv[i++] = NULL; /* the ':' ends this PB's argv */
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- instance settings */
+
+/* Binds port 0 at addr and returns the port the kernel chose, or -1. */
+static int free_port_at(const struct sockaddr *addr, socklen_t addrlen)
+{
+    int port = -1;
+    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (bind(fd, addr, addrlen) == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                              : ((struct sockaddr_in *)&ss)->sin_port);
+    close(fd);
     return port;
 }
 
-static int make_key(char out[65])
+/* A free TCP port on host (bound and released: the master binds it right after). When host is
+ * not an address of this machine (the master runs elsewhere), a port free here is the best
+ * guess. */
+static int pick_port(const char *host)
 {
-    unsigned char raw[32];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
-        return -1;
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
-    return 0;
-}
-
-static void on_signal(int sig) { pending_signal = sig; }
-static void on_child(int sig) { (void)sig; child_exited = 1; }
-
-static void install_handlers(void)
-{
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_child;
-    sigaction(SIGCHLD, &sa, NULL);
-}
-
-/* Splits argv after the options into PB commands; returns the PB count or -1. */
-static int parse_segments(int argc, char **argv, int first)
-{
-    int i = first;
-    while (i < argc) {
-        if (strcmp(argv[i], "--") == 0)
-            i++;
-        if (i >= argc || strcmp(argv[i], ":") == 0)
-            return -1; /* empty command */
-        if (npbs == MAX_PBS)
-            return -1;
-        pbs[npbs].argv = &argv[i];
-        while (i < argc && strcmp(argv[i], ":") != 0)
-            i++;
-        if (i < argc) {
-            argv[i] = NULL; /* terminates this PB's argv */
-            i++;
-            if (i >= argc)
-                return -1; /* trailing ':' */
-        }
-        npbs++;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int port = -1;
+    if (getaddrinfo(host, "0", &hints, &res) == 0) {
+        for (struct addrinfo *ai = res; ai && port <= 0; ai = ai->ai_next)
+            port = free_port_at(ai->ai_addr, ai->ai_addrlen);
+        freeaddrinfo(res);
     }
-    return npbs;
+    if (port <= 0) {
+        struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+        port = free_port_at((struct sockaddr *)&any, sizeof any);
+    }
+    return port;
+}
+
+/* A fresh random key, hex encoded. */
+static bool make_key(char out[2 * KEY_BYTES + 1])
+{
+    unsigned char raw[KEY_BYTES];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        got += (size_t)n;
+    }
+    for (int i = 0; i < KEY_BYTES; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return true;
 }
 
 static void set_env_int(const char *name, int v)
@@ -160,231 +321,390 @@ static void set_env_int(const char *name, int v)
     setenv(name, buf, 1);
 }
 
+/* ---------------------------------------------------------------- signals */
+
+static void on_forwarded_signal(int sig) { pending_signal = sig; }
+static void on_child(int sig) { (void)sig; /* only wakes pselect */ }
+
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NFORWARDED (int)(sizeof forwarded_signals / sizeof forwarded_signals[0])
+
+/* Blocks the signals we handle (they are taken only inside pselect), installs the handlers, and
+ * returns the previous mask in *unblocked. */
+static void install_signal_handlers(sigset_t *unblocked)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGCHLD);
+    for (int k = 0; k < NFORWARDED; k++)
+        sigaddset(&block, forwarded_signals[k]);
+    sigprocmask(SIG_BLOCK, &block, unblocked);
+    for (int k = 0; k < NFORWARDED; k++)
+        sigdelset(unblocked, forwarded_signals[k]);
+    sigdelset(unblocked, SIGCHLD);
+
+    struct sigaction sa = {0};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_forwarded_signal;
+    for (int k = 0; k < NFORWARDED; k++)
+        sigaction(forwarded_signals[k], &sa, NULL);
+    sa.sa_handler = on_child;
+    sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* In a new PB process: default dispositions and an empty mask, as a freshly started program
+ * expects. */
+static void reset_signals_in_child(void)
+{
+    for (int k = 0; k < NFORWARDED; k++)
+        signal(forwarded_signals[k], SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Sends sig to the process group of every PB not reaped yet (a reaped PB's id may be reused). */
+static void signal_pbs(int sig)
+{
+    for (int i = 0; i < npbs; i++)
+        if (pbs[i].running && kill(-pbs[i].pid, sig) != 0 && errno == ESRCH)
+            kill(pbs[i].pid, sig);
+}
+
+/* ---------------------------------------------------------------- starting PBs */
+
+/* Forks PB i into its own process group and execs its command. Returns its pid, or -1 after
+ * printing why (fork failed, or the command could not be run: reported through a close-on-exec
+ * pipe that stays silent when exec succeeds). */
 static pid_t start_pb(int i, const char *host, int port, const char *key)
 {
-    pid_t pid = fork();
-    if (pid < 0)
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        error("pipe: %s", strerror(errno));
         return -1;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        error("fork: %s", strerror(errno));
+        close(report[0]);
+        close(report[1]);
+        return -1;
+    }
     if (pid == 0) {
+        close(report[0]);
         setpgid(0, 0);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGCHLD, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        reset_signals_in_child();
+        /* if waitiorun itself is SIGKILLed, the PB's command gets SIGTERM and can clean up */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(EXIT_CANNOT_RUN);
         set_env_int("WAITIO_PBID", i);
         set_env_int("WAITIO_NPB", npbs);
         set_env_int("WAITIO_MASTER_PORT", port);
         setenv("WAITIO_MASTER_HOST", host, 1);
         setenv("WAITIO_KEY", key, 1);
-        unsetenv("WAITIO_RENDEZVOUS"); /* host/port given here win */
+        unsetenv("WAITIO_RENDEZVOUS"); /* the host/port given here win over a rendezvous file */
         execvp(pbs[i].argv[0], pbs[i].argv);
-        fprintf(stderr, "waitiorun: cannot run '%s': %s\n", pbs[i].argv[0], strerror(errno));
-        _exit(127);
+        int err = errno;
+        ssize_t ignored = write(report[1], &err, sizeof err);
+        (void)ignored;
+        _exit(EXIT_CANNOT_RUN);
     }
     setpgid(pid, pid); /* both sides set it: whichever runs first */
+    close(report[1]);
+    int child_errno = 0;
+    ssize_t n;
+    while ((n = read(report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
+        ;
+    close(report[0]);
+    if (n > 0) {
+        error("PB %d: cannot run '%s': %s", i, pbs[i].argv[0], strerror(child_errno));
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
     return pid;
 }
 
-static void signal_pbs(int sig)
-{
-    for (int i = 0; i < npbs; i++)
-        if (pbs[i].running)
-            kill(-pbs[i].pid, sig);
-}
+/* ---------------------------------------------------------------- no orphans */
 
-/* Kills every remaining descendant: the PBs' process groups, then any process that was
- * reparented to us (we are a subreaper) and escaped its group. */
-static void kill_leftovers(void)
+typedef struct proc_entry {
+    pid_t pid, ppid;
+} proc_entry_t;
+
+/* Reads (pid, ppid) of every process from /proc into a growing array; returns the count. */
+static size_t read_process_table(proc_entry_t **table, size_t *cap)
 {
-    for (int i = 0; i < npbs; i++)
-        kill(-pbs[i].pid, SIGKILL);
-    pid_t self = getpid();
-    for (int round = 0; round < 50; round++) {
-        int found = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *ent;
-        while (d && (ent = readdir(d))) {
-            pid_t p = (pid_t)atoi(ent->d_name);
-            if (p <= 0)
-                continue;
-            char path[64], line[512];
-            snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            int ppid = -1;
-            if (fgets(line, sizeof line, f)) {
-                char *close_paren = strrchr(line, ')');
-                if (close_paren)
-                    sscanf(close_paren + 2, "%*c %d", &ppid);
-            }
-            fclose(f);
-            if (ppid == self) {
-                kill(p, SIGKILL);
-                found = 1;
-            }
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(ent->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int ppid = -1;
+        if (fgets(line, sizeof line, f)) {
+            char *after_name = strrchr(line, ')'); /* the name may contain spaces and ')' */
+            if (after_name)
+                sscanf(after_name + 1, " %*c %d", &ppid);
         }
-        if (d)
-            closedir(d);
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
-        if (!found)
-            break;
-        usleep(20000);
+        fclose(f);
+        if (ppid < 0)
+            continue;
+        if (n == *cap) {
+            size_t grown = *cap ? 2 * *cap : 256;
+            proc_entry_t *t = realloc(*table, grown * sizeof **table);
+            if (!t)
+                break;
+            *table = t;
+            *cap = grown;
+        }
+        (*table)[n++] = (proc_entry_t){(pid_t)pid, (pid_t)ppid};
     }
+    closedir(d);
+    return n;
 }
 
-static int status_code(int st)
+static int compare_pid(const void *a, const void *b)
 {
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    if (WIFSIGNALED(st))
-        return 128 + WTERMSIG(st);
+    pid_t x = ((const proc_entry_t *)a)->pid, y = ((const proc_entry_t *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+/* SIGKILLs every process whose parent chain leads to us; returns how many were found. */
+static int kill_descendants_once(proc_entry_t **table, size_t *cap)
+{
+    size_t n = read_process_table(table, cap);
+    proc_entry_t *t = *table;
+    qsort(t, n, sizeof *t, compare_pid);
+    bool *mine = calloc(n ? n : 1, sizeof *mine);
+    long *parent = calloc(n ? n : 1, sizeof *parent); /* index of the parent in t, or -1 */
+    int found = 0;
+    if (!mine || !parent)
+        goto out;
+    pid_t self = getpid();
+    for (size_t k = 0; k < n; k++) {
+        proc_entry_t key = {.pid = t[k].ppid};
+        proc_entry_t *p = bsearch(&key, t, n, sizeof *t, compare_pid);
+        parent[k] = p ? p - t : -1;
+    }
+    for (bool grew = true; grew;) { /* mark our children, then children of marked ones */
+        grew = false;
+        for (size_t k = 0; k < n; k++) {
+            if (mine[k] || !(t[k].ppid == self || (parent[k] >= 0 && mine[parent[k]])))
+                continue;
+            mine[k] = grew = true;
+            kill(t[k].pid, SIGKILL);
+            found++;
+        }
+    }
+out:
+    free(mine);
+    free(parent);
+    return found;
+}
+
+static int exit_code_of(int wait_status)
+{
+    if (WIFEXITED(wait_status))
+        return WEXITSTATUS(wait_status);
+    if (WIFSIGNALED(wait_status))
+        return 128 + WTERMSIG(wait_status);
     return 1;
 }
 
-static const char *pb_name(int i, char *buf, size_t cap)
+/* A PB stopped by SIGTTIN/SIGTTOU tried to use the terminal from its background process group:
+ * says so once, since otherwise the instance just hangs. */
+static void note_stopped_pb(int i, int sig)
 {
-    snprintf(buf, cap, "%s", pbs[i].argv[0]);
-    for (char **a = pbs[i].argv + 1; *a && strlen(buf) + strlen(*a) + 2 < cap; a++) {
-        strcat(buf, " ");
-        strcat(buf, *a);
-    }
-    return buf;
+    if (pbs[i].told_stopped || (sig != SIGTTIN && sig != SIGTTOU))
+        return;
+    pbs[i].told_stopped = true;
+    error("PB %d is stopped (%s): it %s the terminal, but PBs run in background process groups; "
+          "redirect its input (< file) or output, or interrupt waitiorun (Ctrl-C)", i,
+          sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
+          sig == SIGTTIN ? "reads from" : "changes or writes to");
 }
 
-/* Reaps exited children; returns the index of a PB that failed, or -1. */
-static int reap(int *alive)
+/* Reaps every exited child (PBs and orphans reparented to us) without blocking; records each
+ * PB's status and the first PB that failed. */
+static void reap_children(void)
 {
-    int failed = -1, st;
+    int st;
     pid_t p;
-    while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+    while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
         for (int i = 0; i < npbs; i++) {
-            if (pbs[i].pid != p || !pbs[i].running)
+            if (!pbs[i].running || pbs[i].pid != p)
                 continue;
-            pbs[i].running = 0;
+            if (WIFSTOPPED(st)) {
+                note_stopped_pb(i, WSTOPSIG(st));
+                continue;
+            }
+            pbs[i].running = false;
             pbs[i].status = st;
-            (*alive)--;
-            if (status_code(st) != 0 && failed < 0)
-                failed = i;
+            if (exit_code_of(st) != 0 && first_failed_pb < 0)
+                first_failed_pb = i;
         }
     }
-    return failed;
+}
+
+static int running_pbs(void)
+{
+    int n = 0;
+    for (int i = 0; i < npbs; i++)
+        n += pbs[i].running;
+    return n;
+}
+
+/* Kills everything still running below us: the PBs' groups and every descendant, including
+ * processes that left their PB's group or session (reparented to us as the subreaper), until
+ * none is left (bounded: about 5 s for processes stuck in the kernel). */
+static void kill_all_descendants(void)
+{
+    signal_pbs(SIGKILL);
+    proc_entry_t *table = NULL;
+    size_t cap = 0;
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    for (int round = 0; round < 500; round++) {
+        int found = kill_descendants_once(&table, &cap);
+        reap_children();
+        if (found == 0)
+            break;
+        if (round == 499)
+            error("%d descendant processes could not be killed", found);
+        nanosleep(&pause, NULL);
+    }
+    free(table);
+}
+
+/* ---------------------------------------------------------------- supervision */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct supervisor {
+    bool stopping;  /* the PBs are being stopped */
+    double kill_at; /* when the grace period ends (0: not pending) */
+    int exit_code;
+} supervisor_t;
+
+static void begin_stop(supervisor_t *s, int code, int sig, double grace)
+{
+    s->stopping = true;
+    s->exit_code = code;
+    signal_pbs(sig);
+    signal_pbs(SIGCONT); /* a stopped PB acts on the signal only once continued */
+    s->kill_at = now() + grace;
+}
+
+static void handle_forwarded_signal(supervisor_t *s, double grace)
+{
+    int sig = pending_signal;
+    if (!sig)
+        return;
+    pending_signal = 0;
+    info("got signal %d (%s): forwarding it to every PB", sig, strsignal(sig));
+    if (s->stopping)
+        signal_pbs(sig);
+    else
+        begin_stop(s, 128 + sig, sig, grace);
+}
+
+static void handle_failure(supervisor_t *s, double grace)
+{
+    if (first_failed_pb < 0 || s->stopping)
+        return;
+    int i = first_failed_pb;
+    int code = exit_code_of(pbs[i].status);
+    char text[256];
+    if (WIFSIGNALED(pbs[i].status))
+        error("PB %d (%s) was killed by signal %d (%s), status %d; stopping the others", i,
+              pb_command_text(i, text, sizeof text), WTERMSIG(pbs[i].status),
+              strsignal(WTERMSIG(pbs[i].status)), code);
+    else
+        error("PB %d (%s) exited with status %d; stopping the others", i,
+              pb_command_text(i, text, sizeof text), code);
+    begin_stop(s, code, SIGTERM, grace);
+}
+
+/* Runs until every PB has been reaped; returns waitiorun's exit status. */
+static int supervise(const options_t *o, const sigset_t *unblocked)
+{
+    supervisor_t s = {0};
+    double deadline = o->timeout > 0 ? now() + o->timeout : 0;
+    while (running_pbs() > 0) {
+        struct timespec tick = {0, TICK_NS};
+        pselect(0, NULL, NULL, NULL, &tick, unblocked); /* wakes on our signals and SIGCHLD */
+        handle_forwarded_signal(&s, o->grace);
+        reap_children();
+        handle_failure(&s, o->grace);
+        if (deadline > 0 && !s.stopping && now() >= deadline) {
+            error("timeout after %g s: stopping every PB", o->timeout);
+            begin_stop(&s, EXIT_TIMEOUT, SIGTERM, o->grace);
+        }
+        if (s.stopping && s.kill_at > 0 && now() >= s.kill_at) {
+            info("grace period over: killing what is left");
+            kill_all_descendants();
+            s.kill_at = 0;
+        }
+    }
+    return s.exit_code;
 }
 
 int main(int argc, char **argv)
 {
-    const char *host = "127.0.0.1";
-    int port = 0;
-    double timeout = 0;
-    int i = 1;
-    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--version")) {
-            printf("waitiorun (WaitIO) 0.1.0\n");
-            return 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if ((!strcmp(a, "-t") || !strcmp(a, "--timeout")) && i + 1 < argc) {
-            timeout = atof(argv[++i]);
-        } else if ((!strcmp(a, "-H") || !strcmp(a, "--host")) && i + 1 < argc) {
-            host = argv[++i];
-        } else if ((!strcmp(a, "-p") || !strcmp(a, "--port")) && i + 1 < argc) {
-            port = atoi(argv[++i]);
-        } else if (!strcmp(a, "--grace") && i + 1 < argc) {
-            grace = atof(argv[++i]);
-        } else {
-            fprintf(stderr, "waitiorun: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (i >= argc || parse_segments(argc, argv, i) < 1) {
-        fprintf(stderr, "waitiorun: expected '-- CMD ... [: -- CMD ...]'\n");
-        usage(stderr);
-        return 2;
-    }
-    if (port <= 0 && (port = pick_port(host)) <= 0) {
-        fprintf(stderr, "waitiorun: cannot find a free port on %s\n", host);
+    options_t o = {.host = "127.0.0.1", .grace = 2.0};
+    int code;
+    int first = parse_options(argc, argv, &o, &code);
+    if (first < 0 || first >= argc)
+        return code;
+    quiet = o.quiet;
+    if (!parse_segments(argc, argv, first))
+        return EXIT_USAGE;
+
+    int port = o.port;
+    if (port == 0 && (port = pick_port(o.host)) <= 0) {
+        error("cannot find a free port for the master on %s", o.host);
         return 1;
     }
-    char fresh[65];
+    char fresh_key[2 * KEY_BYTES + 1];
     const char *key = getenv("WAITIO_KEY"); /* an instance key given by the user passes through */
     if (!key || !*key) {
-        if (make_key(fresh) != 0) {
-            fprintf(stderr, "waitiorun: cannot generate a key: %s\n", strerror(errno));
+        if (!make_key(fresh_key)) {
+            error("cannot generate a key: %s", strerror(errno));
             return 1;
         }
-        key = fresh;
+        key = fresh_key;
     }
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGCHLD);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    install_handlers();
-    int alive = 0;
-    for (int k = 0; k < npbs; k++) {
-        pbs[k].pid = start_pb(k, host, port, key);
-        if (pbs[k].pid < 0) {
-            fprintf(stderr, "waitiorun: fork failed: %s\n", strerror(errno));
-            signal_pbs(SIGKILL);
-            kill_leftovers();
-            return 1;
+
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        error("cannot become a child subreaper (%s): escaped grandchildren may survive",
+              strerror(errno));
+    sigset_t unblocked;
+    install_signal_handlers(&unblocked);
+    for (int i = 0; i < npbs; i++) {
+        pbs[i].pid = start_pb(i, o.host, port, key);
+        if (pbs[i].pid < 0) {
+            kill_all_descendants();
+            return EXIT_CANNOT_RUN;
         }
-        pbs[k].running = 1;
-        alive++;
+        pbs[i].running = true;
     }
-    say("started %d PBs, master at %s:%d", npbs, host, port);
-    double start = now(), kill_at = 0;
-    int exit_code = 0, stopping = 0;
-    char name[256];
-    while (alive > 0) {
-        struct timespec tick = {0, 50 * 1000 * 1000};
-        sigset_t waitset = old;
-        pselect(0, NULL, NULL, NULL, &tick, &waitset); /* wakes on signals and SIGCHLD */
-        if (pending_signal) {
-            int sig = pending_signal;
-            pending_signal = 0;
-            say("got signal %d: forwarding it to every PB", sig);
-            signal_pbs(sig);
-            if (!stopping) {
-                stopping = 1;
-                exit_code = 128 + sig;
-                kill_at = now() + grace;
-            }
-        }
-        child_exited = 0;
-        int failed = reap(&alive);
-        if (failed >= 0 && !stopping) {
-            exit_code = status_code(pbs[failed].status);
-            say("PB %d (%s) exited with status %d; stopping the others", failed,
-                pb_name(failed, name, sizeof name), exit_code);
-            stopping = 1;
-            signal_pbs(SIGTERM);
-            kill_at = now() + grace;
-        }
-        if (timeout > 0 && !stopping && now() - start > timeout) {
-            say("timeout after %g s: stopping every PB", timeout);
-            exit_code = 124;
-            stopping = 1;
-            signal_pbs(SIGTERM);
-            kill_at = now() + grace;
-        }
-        if (stopping && kill_at > 0 && now() > kill_at) {
-            signal_pbs(SIGKILL);
-            kill_at = 0;
-        }
-    }
-    kill_leftovers();
-    return exit_code;
+    info("started %d PB%s, master at %s:%d", npbs, npbs == 1 ? "" : "s", o.host, port);
+    code = supervise(&o, &unblocked);
+    kill_all_descendants();
+    return code;
 }
