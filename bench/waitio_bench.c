@@ -2,13 +2,21 @@
  * waitio-bench — point-to-point benchmarks of WaitIO, and the same loops over a raw TCP socket
  * so that each WaitIO figure can be put beside the raw figure from the same run.
  *
- *   waitio-bench pingpong [opts]     run as 2 PBs (e.g. under waitiorun): PB 0 pings PB 1
- *   waitio-bench stream [opts]       run as 2 PBs: PB 0 streams a window of isends, PB 1 acks
- *   waitio-bench raw-pingpong [opts] one command: forks a peer, ping-pong over loopback TCP
- *   waitio-bench raw-stream [opts]   one command: forks a peer, streaming over loopback TCP
- * options: --min BYTES (8) --max BYTES (8M) --iters N (auto) --window W (16) --csv
- * Ping-pong reports the half round trip (µs) and size / half round trip (MB/s); streaming
- * reports MB/s. The first and last message of every size are checked byte by byte.
+ *   waitio-bench pingpong [opts]     run as 2 PBs of 1 process (e.g. under waitiorun): PB 0
+ *                                    rank 0 pings PB 1 rank 0 over the universe group
+ *   waitio-bench stream [opts]       run as 2 PBs: PB 0 keeps a window of isends in flight,
+ *                                    PB 1 receives the window and acks it
+ *   waitio-bench raw-pingpong [opts] one command: forks a peer, ping-pong over 127.0.0.1 TCP
+ *   waitio-bench raw-stream [opts]   one command: forks a peer, streaming over 127.0.0.1 TCP
+ *   (rawtcp-pingpong / rawtcp-stream are accepted as aliases)
+ *
+ * Both channels run the identical measurement code (pingpong(), stream()); only the "move one
+ * whole message" primitives differ. Ping-pong reports the half round trip (µs) and size / half
+ * round trip (MB/s, 1 MB = 10^6 B); streaming reports MB/s. Timing: CLOCK_MONOTONIC around the
+ * timed iterations only. Every size starts with warm-up exchanges and ends with one exchange
+ * after the clock stopped; the first and that last exchange carry a size-specific byte pattern
+ * that the receiver checks byte by byte after clearing its buffer, so a benchmark that moved
+ * garbage (or nothing) fails instead of printing a figure. Any failure exits non-zero.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -23,18 +31,62 @@
 #include <unistd.h>
 #include "waitio.h"
 
+#define MAX_SIZES 64
+#define TAG_PING 1
+#define TAG_PONG 2
+#define TAG_STREAM 3
+#define TAG_ACK 4
+
 typedef struct opts {
-    size_t min, max;
-    long iters;
-    int window, csv;
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    long iters;      /* timed iterations per size; 0 = adapted to the size */
+    long warmup;     /* warm-up exchanges per size (>= 1: the first one is verified) */
+    int window;      /* streaming: messages in flight */
+    int raw_block;   /* raw receiver blocks in recv() instead of polling */
+    size_t raw_chunk; /* raw sender: bytes per send() call; 0 = the whole message at once */
+    int csv;
 } opts;
 
-/* Moves whole messages: WaitIO over a group, or a raw socket. */
+/* Moves whole messages between the two ends: WaitIO over a group (fd < 0), or a raw socket. */
 typedef struct channel {
     waitio_group_t g;
     int peer;
     int fd;
+    int raw_block;
+    size_t raw_chunk;
+    waitio_req_t *reqs;  /* streaming window (WaitIO) */
 } channel;
+
+/* ---- errors ---- */
+
+static void die_waitio(const char *what, int rc)
+{
+    fprintf(stderr, "waitio-bench: %s: %s (%s)\n", what, waitio_strerror(rc), waitio_error_message());
+    exit(1);
+}
+
+static void die_sys(const char *what)
+{
+    fprintf(stderr, "waitio-bench: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void die_msg(const char *what)
+{
+    fprintf(stderr, "waitio-bench: %s\n", what);
+    exit(1);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die_sys("malloc");
+    return p;
+}
+
+/* ---- time and data ---- */
 
 static double now(void)
 {
@@ -43,46 +95,63 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "waitio-bench: %s: %s (%s)\n", what, rc ? waitio_strerror(rc) : strerror(errno),
-            rc ? waitio_error_message() : "");
-    exit(1);
-}
-
-static long iterations(const opts *o, size_t size)
+static long timed_iterations(const opts *o, size_t size)
 {
     if (o->iters > 0)
         return o->iters;
     return size <= 4096 ? 20000 : size <= (64u << 10) ? 5000 : size <= (1u << 20) ? 500 : 60;
 }
 
-static void fill(uint8_t *b, size_t n, unsigned seed)
+static uint8_t pattern_byte(size_t i, unsigned seed)
 {
-    for (size_t i = 0; i < n; i++)
-        b[i] = (uint8_t)(i * 131u + seed);
+    return (uint8_t)(i * 131u + (i >> 8) * 7u + seed);
 }
 
-static void check(const uint8_t *b, size_t n, unsigned seed, const char *what)
+static void fill_pattern(uint8_t *b, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++)
-        if (b[i] != (uint8_t)(i * 131u + seed)) {
-            fprintf(stderr, "waitio-bench: %s: byte %zu of %zu is wrong\n", what, i, n);
+        b[i] = pattern_byte(i, seed);
+}
+
+static void check_pattern(const uint8_t *b, size_t n, unsigned seed, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != pattern_byte(i, seed)) {
+            fprintf(stderr, "waitio-bench: %s of %zu bytes: byte %zu is %u, expected %u\n", what, n,
+                    i, b[i], pattern_byte(i, seed));
             exit(1);
         }
 }
 
-/* ---- channels ---- */
+/* ---- the two channels' primitives ---- */
 
-static void raw_all(int fd, uint8_t *b, size_t n, int sending)
+/* Blocking send() calls of at most `chunk` bytes (0: as much as the kernel takes). */
+static void raw_send_all(int fd, const uint8_t *b, size_t n, size_t chunk)
 {
     size_t done = 0;
     while (done < n) {
-        ssize_t k = sending ? send(fd, b + done, n - done, MSG_NOSIGNAL) : recv(fd, b + done, n - done, MSG_DONTWAIT);
-        if (k < 0 && (errno == EAGAIN || errno == EINTR))
-            continue; /* poll, as WaitIO does while it spins */
-        if (k <= 0)
-            die(sending ? "raw send" : "raw recv", 0);
+        size_t want = chunk && n - done > chunk ? chunk : n - done;
+        ssize_t k = send(fd, b + done, want, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            die_sys("raw send");
+        done += (size_t)k;
+    }
+}
+
+/* Polls with MSG_DONTWAIT (as WaitIO's wait spins) unless `block`. */
+static void raw_recv_all(int fd, uint8_t *b, size_t n, int block)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = recv(fd, b + done, n - done, block ? 0 : MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            continue;
+        if (k < 0)
+            die_sys("raw recv");
+        if (k == 0)
+            die_msg("raw recv: the peer closed the connection");
         done += (size_t)k;
     }
 }
@@ -90,237 +159,448 @@ static void raw_all(int fd, uint8_t *b, size_t n, int sending)
 static void ch_send(channel *c, uint8_t *b, size_t n, unsigned long tag)
 {
     if (c->fd >= 0) {
-        raw_all(c->fd, b, n, 1);
+        raw_send_all(c->fd, b, n, c->raw_chunk);
         return;
     }
     waitio_req_t r;
     int rc = waitio_isend(c->g, c->peer, (char *)b, n, tag, &r);
-    if (rc || (rc = waitio_wait(&r)))
-        die("send", rc);
+    if (rc)
+        die_waitio("waitio_isend", rc);
+    if ((rc = waitio_wait(&r)))
+        die_waitio("waitio_wait (send)", rc);
 }
 
 static void ch_recv(channel *c, uint8_t *b, size_t n, unsigned long tag)
 {
     if (c->fd >= 0) {
-        raw_all(c->fd, b, n, 0);
+        raw_recv_all(c->fd, b, n, c->raw_block);
         return;
     }
     waitio_req_t r;
     int rc = waitio_irecv(c->g, c->peer, (char *)b, n, tag, &r);
-    if (rc || (rc = waitio_wait(&r)))
-        die("recv", rc);
+    if (rc)
+        die_waitio("waitio_irecv", rc);
+    if ((rc = waitio_wait(&r)))
+        die_waitio("waitio_wait (recv)", rc);
+    if (r.status.len != n)
+        die_msg("waitio receive completed with the wrong length");
+}
+
+/* One window of `w` messages of `size` bytes at buf, buf + size, ...: sent or received. */
+static void ch_window(channel *c, uint8_t *buf, size_t size, int w, int sending)
+{
+    if (c->fd >= 0) {
+        for (int j = 0; j < w; j++) {
+            if (sending)
+                raw_send_all(c->fd, buf + (size_t)j * size, size, c->raw_chunk);
+            else
+                raw_recv_all(c->fd, buf + (size_t)j * size, size, c->raw_block);
+        }
+        return;
+    }
+    for (int j = 0; j < w; j++) {
+        char *p = (char *)buf + (size_t)j * size;
+        int rc = sending ? waitio_isend(c->g, c->peer, p, size, TAG_STREAM, &c->reqs[j])
+                         : waitio_irecv(c->g, c->peer, p, size, TAG_STREAM, &c->reqs[j]);
+        if (rc)
+            die_waitio(sending ? "waitio_isend (stream)" : "waitio_irecv (stream)", rc);
+    }
+    int rc = waitio_waitall(w, c->reqs);
+    if (rc)
+        die_waitio("waitio_waitall (stream)", rc);
+}
+
+/* ---- output ---- */
+
+static void print_header(const opts *o, const char *name, int is_pingpong)
+{
+    if (o->csv)
+        printf("benchmark,bytes,iterations,%s\n", is_pingpong ? "half_rtt_us,mb_per_s" : "mb_per_s");
+    else if (is_pingpong)
+        printf("# %s\n# %10s %10s %12s %12s\n", name, "bytes", "iters", "half-RTT us", "MB/s");
+    else
+        printf("# %s\n# %10s %10s %12s\n", name, "bytes", "messages", "MB/s");
+}
+
+/* half_us < 0: a streaming row (no latency column). */
+static void print_row(const opts *o, const char *name, size_t size, long count, double half_us, double mbs)
+{
+    if (o->csv && half_us >= 0)
+        printf("%s,%zu,%ld,%.3f,%.3f\n", name, size, count, half_us, mbs);
+    else if (o->csv)
+        printf("%s,%zu,%ld,%.3f\n", name, size, count, mbs);
+    else if (half_us >= 0)
+        printf("  %10zu %10ld %12.2f %12.1f\n", size, count, half_us, mbs);
+    else
+        printf("  %10zu %10ld %12.1f\n", size, count, mbs);
+    fflush(stdout);
+}
+
+static void print_footer(const opts *o)
+{
+    if (!o->csv)
+        printf("# data verified on the first and the last exchange of every size\n");
 }
 
 /* ---- the measurements, identical for both channels ---- */
 
-static void header(const opts *o, const char *name, int pingpong)
+/* One ping-pong exchange; if `seed` is non-zero the data carries and is checked against it. */
+static void pingpong_once(channel *c, int leader, uint8_t *buf, size_t size, unsigned seed)
 {
-    if (o->csv)
-        printf("benchmark,bytes,iterations,%s\n", pingpong ? "half_rtt_us,mb_per_s" : "mb_per_s");
-    else
-        printf("# %s\n# %10s %10s %12s %12s\n", name, "bytes", "iters", pingpong ? "half-RTT us" : "", "MB/s");
+    if (leader) {
+        if (seed)
+            fill_pattern(buf, size, seed);
+        ch_send(c, buf, size, TAG_PING);
+        if (seed)
+            memset(buf, 0, size);
+        ch_recv(c, buf, size, TAG_PONG);
+        if (seed)
+            check_pattern(buf, size, seed + 1, "ping-pong reply");
+    } else {
+        if (seed)
+            memset(buf, 0, size);
+        ch_recv(c, buf, size, TAG_PING);
+        if (seed) {
+            check_pattern(buf, size, seed, "ping-pong message");
+            fill_pattern(buf, size, seed + 1);
+        }
+        ch_send(c, buf, size, TAG_PONG);
+    }
 }
 
 static void pingpong(channel *c, int leader, const opts *o, const char *name)
 {
-    uint8_t *buf = malloc(o->max ? o->max : 1);
+    uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1]);
     if (leader)
-        header(o, name, 1);
-    for (size_t size = o->min; size <= o->max; size = size < 8 ? 8 : size * 2) {
-        long it = iterations(o, size);
-        double t0 = 0;
-        for (long i = -10; i < it; i++) {
-            if (i == 0)
-                t0 = now();
-            int verify = i == -10 || i == it - 1;
-            if (leader) {
-                if (verify)
-                    fill(buf, size, (unsigned)size);
-                ch_send(c, buf, size, 1);
-                ch_recv(c, buf, size, 2);
-                if (verify)
-                    check(buf, size, (unsigned)size + 1, "ping-pong reply");
-            } else {
-                ch_recv(c, buf, size, 1);
-                if (verify) {
-                    check(buf, size, (unsigned)size, "ping-pong message");
-                    fill(buf, size, (unsigned)size + 1);
-                }
-                ch_send(c, buf, size, 2);
-            }
-            if (leader && i == it - 1) {
-                double half = (now() - t0) / (double)it / 2;
-                if (o->csv)
-                    printf("%s,%zu,%ld,%.3f,%.1f\n", name, size, it, half * 1e6, (double)size / half / 1e6);
-                else
-                    printf("  %10zu %10ld %12.2f %12.1f\n", size, it, half * 1e6, (double)size / half / 1e6);
-                fflush(stdout);
-            }
-        }
+        print_header(o, name, 1);
+    for (int s = 0; s < o->nsizes; s++) {
+        size_t size = o->sizes[s];
+        long it = timed_iterations(o, size);
+        for (long i = 0; i < o->warmup; i++)
+            pingpong_once(c, leader, buf, size, i == 0 ? (unsigned)(2 * s + 1) : 0);
+        double t0 = now();
+        for (long i = 0; i < it; i++)
+            pingpong_once(c, leader, buf, size, 0);
+        double half = (now() - t0) / (double)it / 2;
+        pingpong_once(c, leader, buf, size, (unsigned)(2 * s + 101));
+        if (leader)
+            print_row(o, name, size, it, half * 1e6, (double)size / half / 1e6);
     }
+    if (leader)
+        print_footer(o);
     free(buf);
 }
 
-/* Streaming: the leader keeps `window` messages in flight, the follower acks each window. */
+/* One streaming round: the leader sends a window, the follower receives it and acks. */
+static void stream_once(channel *c, int leader, uint8_t *buf, size_t size, int w, unsigned seed)
+{
+    uint8_t ack = 0;
+    if (seed) {
+        for (int j = 0; j < w; j++) {
+            uint8_t *slot = buf + (size_t)j * size;
+            if (leader)
+                fill_pattern(slot, size, seed + (unsigned)j);
+            else
+                memset(slot, 0, size);
+        }
+    }
+    ch_window(c, buf, size, w, leader);
+    if (seed && !leader)
+        for (int j = 0; j < w; j++)
+            check_pattern(buf + (size_t)j * size, size, seed + (unsigned)j, "streamed message");
+    if (leader)
+        ch_recv(c, &ack, 1, TAG_ACK);
+    else
+        ch_send(c, &ack, 1, TAG_ACK);
+}
+
 static void stream(channel *c, int leader, const opts *o, const char *name)
 {
     int w = o->window;
-    uint8_t *buf = malloc((o->max ? o->max : 1) * (size_t)w), ack = 0;
+    uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1] * (size_t)w);
+    c->reqs = xmalloc(sizeof *c->reqs * (size_t)w);
     if (leader)
-        header(o, name, 0);
-    for (size_t size = o->min < 8 ? 8 : o->min; size <= o->max; size *= 2) {
-        long rounds = iterations(o, size) / w + 2;
-        double t0 = 0;
-        for (long k = -1; k < rounds; k++) {
-            if (k == 0)
-                t0 = now();
-            if (c->fd >= 0) {
-                for (int j = 0; j < w; j++)
-                    leader ? raw_all(c->fd, buf + (size_t)j * size, size, 1)
-                           : raw_all(c->fd, buf + (size_t)j * size, size, 0);
-            } else {
-                waitio_req_t *r = malloc(sizeof *r * (size_t)w);
-                for (int j = 0; j < w; j++) {
-                    int rc = leader ? waitio_isend(c->g, c->peer, (char *)buf + (size_t)j * size, size, 3, &r[j])
-                                    : waitio_irecv(c->g, c->peer, (char *)buf + (size_t)j * size, size, 3, &r[j]);
-                    if (rc)
-                        die("stream post", rc);
-                }
-                int rc = waitio_waitall(w, r);
-                free(r);
-                if (rc)
-                    die("stream wait", rc);
-            }
-            if (leader)
-                ch_recv(c, &ack, 1, 4);
-            else
-                ch_send(c, &ack, 1, 4);
-        }
-        if (leader) {
-            double mbs = (double)size * (double)w * (double)rounds / (now() - t0) / 1e6;
-            if (o->csv)
-                printf("%s,%zu,%ld,%.1f\n", name, size, rounds * w, mbs);
-            else
-                printf("  %10zu %10ld %12s %12.1f\n", size, rounds * w, "", mbs);
-            fflush(stdout);
-        }
+        print_header(o, name, 0);
+    for (int s = 0; s < o->nsizes; s++) {
+        size_t size = o->sizes[s];
+        long rounds = timed_iterations(o, size) / w + 2;
+        stream_once(c, leader, buf, size, w, (unsigned)(3 * s + 1));
+        double t0 = now();
+        for (long k = 0; k < rounds; k++)
+            stream_once(c, leader, buf, size, w, 0);
+        double secs = now() - t0;
+        stream_once(c, leader, buf, size, w, (unsigned)(3 * s + 111));
+        if (leader)
+            print_row(o, name, size, rounds * w, -1, (double)size * (double)w * (double)rounds / secs / 1e6);
     }
+    if (leader)
+        print_footer(o);
+    free(c->reqs);
+    c->reqs = NULL;
     free(buf);
 }
 
-/* ---- set-up ---- */
+static void run_benchmark(channel *c, int leader, const opts *o, int is_stream, const char *name)
+{
+    if (is_stream)
+        stream(c, leader, o, name);
+    else
+        pingpong(c, leader, o, name);
+}
 
-static int everyone(int pb, int rank) { (void)pb; (void)rank; return 1; }
+/* ---- set-up: WaitIO ---- */
+
+static int everyone(int pbid, int rank)
+{
+    (void)pbid;
+    (void)rank;
+    return 1;
+}
+
+static void require_two_single_process_pbs(void)
+{
+    int npb = 0;
+    int rc = waitio_pb_size(&npb);
+    if (rc)
+        die_waitio("waitio_pb_size", rc);
+    int *nprocs = xmalloc(sizeof(int) * (size_t)(npb < 2 ? 2 : npb));
+    nprocs[0] = nprocs[1] = 0;
+    if (waitio_get_nprocs(nprocs) != npb)
+        die_msg("waitio_get_nprocs disagrees with waitio_pb_size");
+    if (npb == 2 && nprocs[0] == 1 && nprocs[1] == 1) {
+        free(nprocs);
+        return;
+    }
+    fprintf(stderr, "waitio-bench: run as 2 PBs of 1 process each (this instance: %d PBs, the "
+            "first two of %d and %d processes), e.g.\n"
+            "  waitiorun -- waitio-bench pingpong : -- waitio-bench pingpong\n", npb, nprocs[0], nprocs[1]);
+    exit(2);
+}
 
 static void run_waitio(const opts *o, int is_stream)
 {
-    int rc = waitio_init(60);
+    int rc = waitio_init(60), me = WAITIO_UNDEFINED;
     if (rc)
-        die("waitio_init", rc);
-    int npb, me;
-    waitio_pb_size(&npb);
-    if (npb != 2) {
-        fprintf(stderr, "waitio-bench: run as 2 PBs, e.g. waitiorun -- waitio-bench pingpong : "
-                "-- waitio-bench pingpong\n");
-        exit(2);
-    }
-    waitio_filter_func_t f[2] = {everyone, everyone};
+        die_waitio("waitio_init", rc);
+    require_two_single_process_pbs();
+    waitio_filter_func_t filters[2] = {everyone, everyone};
     int order[2] = {1, 2};
     channel c = {.fd = -1};
-    c.g = waitio_create_group(1, f, order);
+    c.g = waitio_create_group(1, filters, order);
     if (!c.g)
-        die("create_group", WAITIO_ERR_GROUP);
-    waitio_group_rank(c.g, &me);
+        die_waitio("waitio_create_group", WAITIO_ERR_GROUP);
+    if ((rc = waitio_group_rank(c.g, &me)))
+        die_waitio("waitio_group_rank", rc);
     c.peer = 1 - me;
-    if (is_stream)
-        stream(&c, me == 0, o, "waitio-stream");
-    else
-        pingpong(&c, me == 0, o, "waitio-pingpong");
+    run_benchmark(&c, me == 0, o, is_stream, is_stream ? "waitio-stream" : "waitio-pingpong");
+    if ((rc = waitio_group_free(c.g)))
+        die_waitio("waitio_group_free", rc);
     if ((rc = waitio_finalize()))
-        die("waitio_finalize", rc);
+        die_waitio("waitio_finalize", rc);
 }
 
-/* Raw TCP over loopback: fork a peer; both ends TCP_NODELAY, the receiver polls. */
+/* ---- set-up: raw TCP over 127.0.0.1, a forked peer; both ends TCP_NODELAY ---- */
+
+static int raw_listen(struct sockaddr_in *addr)
+{
+    socklen_t alen = sizeof *addr;
+    *addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (lfd < 0)
+        die_sys("raw socket");
+    if (bind(lfd, (struct sockaddr *)addr, sizeof *addr) || listen(lfd, 1) ||
+        getsockname(lfd, (struct sockaddr *)addr, &alen))
+        die_sys("raw listen");
+    return lfd;
+}
+
+static int raw_connect(const struct sockaddr_in *addr)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        die_sys("raw socket");
+    if (connect(fd, (const struct sockaddr *)addr, sizeof *addr))
+        die_sys("raw connect");
+    return fd;
+}
+
+static void raw_nodelay(int fd)
+{
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
+        die_sys("setsockopt TCP_NODELAY");
+}
+
+static void wait_for_child(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            die_sys("waitpid");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die_msg("the raw-TCP peer process failed");
+}
+
+static const char *raw_name(const opts *o, int is_stream)
+{
+    if (is_stream)
+        return o->raw_block ? "raw-stream-blocking" : "raw-stream";
+    return o->raw_block ? "raw-pingpong-blocking" : "raw-pingpong";
+}
+
 static void run_raw(const opts *o, int is_stream)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 1) ||
-        getsockname(lfd, (struct sockaddr *)&a, &alen))
-        die("raw listen", 0);
+    struct sockaddr_in addr;
+    int lfd = raw_listen(&addr);
+    fflush(stdout);
     pid_t pid = fork();
     if (pid < 0)
-        die("fork", 0);
-    channel c = {.fd = -1};
+        die_sys("fork");
+    channel c = {.fd = -1, .raw_block = o->raw_block, .raw_chunk = o->raw_chunk};
     if (pid == 0) {
         close(lfd);
-        c.fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(c.fd, (struct sockaddr *)&a, sizeof a))
-            die("raw connect", 0);
+        c.fd = raw_connect(&addr);
     } else {
         c.fd = accept(lfd, NULL, NULL);
-        close(lfd);
         if (c.fd < 0)
-            die("raw accept", 0);
+            die_sys("raw accept");
+        close(lfd);
     }
-    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    int leader = pid != 0;
-    if (is_stream)
-        stream(&c, leader, o, "raw-stream");
-    else
-        pingpong(&c, leader, o, "raw-pingpong");
+    raw_nodelay(c.fd);
+    run_benchmark(&c, pid != 0, o, is_stream, raw_name(o, is_stream));
     close(c.fd);
     if (pid == 0)
         _exit(0);
-    int st;
-    waitpid(pid, &st, 0);
+    wait_for_child(pid);
 }
 
+/* ---- options ---- */
+
+/* "8", "64K", "8M", "1.5k", "8MB": bytes (K/M/G = powers of 1024). Returns 0 if malformed. */
 static size_t parse_size(const char *s)
 {
     char *end;
+    errno = 0;
     double v = strtod(s, &end);
+    if (errno || end == s || v < 1)
+        return 0;
     if (*end == 'K' || *end == 'k')
-        v *= 1024;
+        v *= 1024, end++;
     else if (*end == 'M' || *end == 'm')
-        v *= 1024 * 1024;
-    return (size_t)v;
+        v *= 1024.0 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1024.0 * 1024 * 1024, end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    return *end ? 0 : (size_t)v;
+}
+
+static int parse_size_list(opts *o, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy)
+        die_sys("strdup");
+    o->nsizes = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t v = parse_size(t);
+        if (!v || o->nsizes == MAX_SIZES || (o->nsizes && v <= o->sizes[o->nsizes - 1])) {
+            free(copy);
+            return -1;
+        }
+        o->sizes[o->nsizes++] = v;
+    }
+    free(copy);
+    return o->nsizes ? 0 : -1;
+}
+
+static int make_size_range(opts *o, size_t min, size_t max, size_t factor)
+{
+    o->nsizes = 0;
+    if (!min || max < min || factor < 2)
+        return -1;
+    for (size_t s = min; s <= max && o->nsizes < MAX_SIZES; s *= factor)
+        o->sizes[o->nsizes++] = s;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: waitio-bench pingpong|stream|raw-pingpong|raw-stream [options]\n"
+        "  pingpong, stream: run as 2 PBs of 1 process each:\n"
+        "      waitiorun -- waitio-bench pingpong : -- waitio-bench pingpong\n"
+        "  raw-pingpong, raw-stream (alias rawtcp-*): the same loops over a 127.0.0.1 TCP socket\n"
+        "      between this process and a forked peer (TCP_NODELAY, whole-message send/recv loops)\n"
+        "options:\n"
+        "  --min B, --max B   size range, default 8 .. 8M (suffixes K, M, G = 1024^n)\n"
+        "  --factor F         step of the range, default 2 (powers of two)\n"
+        "  --sizes LIST       explicit increasing sizes instead, e.g. 8,1K,64K,8M\n"
+        "  --iters N          timed iterations per size (default: adapted to the size)\n"
+        "  --warmup N         warm-up exchanges per size (default 10, at least 1)\n"
+        "  --window W         streaming: messages in flight per window (default 16)\n"
+        "  --block            raw-*: the receiver blocks in recv() instead of polling\n"
+        "  --chunk B          raw-*: the sender sends at most B bytes per send() call\n"
+        "  --csv              CSV lines instead of the table\n");
+}
+
+static int parse_options(opts *o, int argc, char **argv)
+{
+    size_t min = 8, max = 8u << 20, factor = 2;
+    const char *list = NULL, *chunk = NULL;
+    *o = (opts){.iters = 0, .warmup = 10, .window = 16};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--csv")) o->csv = 1;
+        else if (!strcmp(a, "--block")) o->raw_block = 1;
+        else if (!v) return -1;
+        else if (!strcmp(a, "--min")) min = parse_size(v), i++;
+        else if (!strcmp(a, "--max")) max = parse_size(v), i++;
+        else if (!strcmp(a, "--factor")) factor = (size_t)atol(v), i++;
+        else if (!strcmp(a, "--sizes")) list = v, i++;
+        else if (!strcmp(a, "--iters")) o->iters = atol(v), i++;
+        else if (!strcmp(a, "--warmup")) o->warmup = atol(v), i++;
+        else if (!strcmp(a, "--window")) o->window = atoi(v), i++;
+        else if (!strcmp(a, "--chunk")) chunk = v, i++;
+        else return -1;
+    }
+    if (o->window < 1 || o->iters < 0 || o->warmup < 1)
+        return -1;
+    if (chunk && !(o->raw_chunk = parse_size(chunk)))
+        return -1;
+    return list ? parse_size_list(o, list) : make_size_range(o, min, max, factor);
+}
+
+/* "pingpong", "stream", "raw-pingpong", "raw-stream" (or "rawtcp-..."). */
+static int parse_benchmark(const char *name, int *is_raw, int *is_stream)
+{
+    *is_raw = !strncmp(name, "raw-", 4) || !strncmp(name, "rawtcp-", 7);
+    if (*is_raw)
+        name = strchr(name, '-') + 1;
+    *is_stream = !strcmp(name, "stream");
+    return *is_stream || !strcmp(name, "pingpong") ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        printf("usage: waitio-bench pingpong|stream|raw-pingpong|raw-stream [--min B] [--max B] "
-               "[--iters N] [--window W] [--csv]\n"
-               "  pingpong/stream: run as 2 PBs: waitiorun -- waitio-bench pingpong : -- waitio-bench pingpong\n"
-               "  raw-*: the same loops over a loopback TCP socket (forks its own peer)\n");
-        return argc < 2;
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
     }
-    opts o = {.min = 8, .max = 8u << 20, .iters = 0, .window = 16, .csv = 0};
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--min") && i + 1 < argc) o.min = parse_size(argv[++i]);
-        else if (!strcmp(argv[i], "--max") && i + 1 < argc) o.max = parse_size(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--window") && i + 1 < argc) o.window = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--csv")) o.csv = 1;
-        else {
-            fprintf(stderr, "waitio-bench: unknown option %s\n", argv[i]);
-            return 2;
-        }
+    int is_raw, is_stream;
+    if (parse_benchmark(argv[1], &is_raw, &is_stream)) {
+        fprintf(stderr, "waitio-bench: unknown benchmark %s\n", argv[1]);
+        usage(stderr);
+        return 2;
     }
-    if (o.window < 1 || o.max < o.min) {
+    opts o;
+    if (parse_options(&o, argc, argv)) {
         fprintf(stderr, "waitio-bench: bad options\n");
+        usage(stderr);
         return 2;
     }
-    const char *mode = argv[1];
-    if (!strcmp(mode, "pingpong") || !strcmp(mode, "stream"))
-        run_waitio(&o, !strcmp(mode, "stream"));
-    else if (!strcmp(mode, "raw-pingpong") || !strcmp(mode, "raw-stream"))
-        run_raw(&o, !strcmp(mode, "raw-stream"));
-    else {
-        fprintf(stderr, "waitio-bench: unknown benchmark %s\n", mode);
-        return 2;
-    }
+    if (is_raw)
+        run_raw(&o, is_stream);
+    else
+        run_waitio(&o, is_stream);
     return 0;
 }
