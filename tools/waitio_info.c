@@ -44,7 +44,7 @@ static void print_settings(const wio_config *c)
     else
         printf("  master: %s:%d\n", c->master_host, c->master_port);
     printf("  WAITIO_IFACE=%s\n", c->iface[0] ? c->iface : "(route to the master)");
-    printf("  WAITIO_TRANSPORTS=%s\n", c->transports);
+    printf("  WAITIO_TRANSPORTS=%s  WAITIO_SHM_RING=%zu\n", c->transports, c->shm_ring);
     printf("  WAITIO_EAGER_LIMIT=%zu  WAITIO_CHUNK_SIZE=%zu\n", c->eager_limit, c->chunk_size);
     if (c->eager_credit)
         printf("  WAITIO_EAGER_CREDIT=%zu per peer\n", c->eager_credit);
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
            ""
 #endif
     );
-    printf("transports: tcp\n");
+    printf("transports: shm (processes of one host), tcp\n");
     print_interfaces();
     wio_log_init_from_env();
     wio_config c;

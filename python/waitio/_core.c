@@ -645,7 +645,7 @@ static PyObject *m_waitall(PyObject *mod, PyObject *args)
 static PyObject *m_info(PyObject *mod, PyObject *noargs)
 {
     (void)mod; (void)noargs;
-    return Py_BuildValue("{s:s,s:s}", "version", waitio_version(), "transports", "tcp");
+    return Py_BuildValue("{s:s,s:s}", "version", waitio_version(), "transports", "shm,tcp");
 }
 
 static PyMethodDef module_methods[] = {

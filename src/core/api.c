@@ -63,6 +63,7 @@ static int engine_setup(wio_engine *e, int timeout)
         .eager_credit = 0, /* set once the number of peers is known */
         .handshake_timeout = e->cfg.connect_timeout,
         .peer_timeout = e->cfg.peer_timeout,
+        .shm_ring = e->use_shm ? e->cfg.shm_ring : 0,
     };
     if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_engine_open(e, &e->self.addr)))
         return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "common.h"
 #include "frame.h"
+#include "transport/shm.h"
 
 #define DEFAULT_MASTER_PORT 27182
 #define DEFAULT_EAGER_LIMIT (256u << 10)
@@ -148,13 +149,15 @@ int wio_config_load(wio_config *c)
     c->connect_timeout = 30;
     c->finalize_timeout = 5;
     c->peer_timeout = 30;
+    c->shm_ring = 1u << 20;
     if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, NULL)) ||
         (rc = env_int("WAITIO_PBID", 0, 1 << 16, &c->pbid, NULL)) ||
         (rc = env_int("WAITIO_MASTER_PORT", 1, 65535, &c->master_port, NULL)) ||
         (rc = env_string("WAITIO_MASTER_HOST", c->master_host, sizeof c->master_host, "127.0.0.1")) ||
         (rc = env_string("WAITIO_RENDEZVOUS", c->rendezvous, sizeof c->rendezvous, "")) ||
         (rc = env_string("WAITIO_IFACE", c->iface, sizeof c->iface, "")) ||
-        (rc = env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "tcp")) ||
+        (rc = env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "shm,tcp")) ||
+        (rc = env_size("WAITIO_SHM_RING", WIO_SHM_RING_MIN, WIO_SHM_RING_MAX, &c->shm_ring)) ||
         (rc = env_size("WAITIO_EAGER_LIMIT", 0, WIO_EAGER_HARD_MAX, &c->eager_limit)) ||
         (rc = env_size("WAITIO_CHUNK_SIZE", 4096, WIO_CHUNK_HARD_MAX, &c->chunk_size)) ||
         (rc = env_size("WAITIO_EAGER_CREDIT", 0, (size_t)1 << 31, &c->eager_credit)) ||
@@ -167,6 +170,8 @@ int wio_config_load(wio_config *c)
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
         (rc = load_local_rank(c)))
         return rc;
+    if (c->shm_ring & (c->shm_ring - 1))
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_SHM_RING=%zu is not a power of two", c->shm_ring);
     if (c->pbid >= c->npb)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_PBID=%d is not below WAITIO_NPB=%d", c->pbid, c->npb);
     return 0;

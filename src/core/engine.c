@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "core/engine.h"
 #include "transport/tcp.h"
+#include "transport/shm.h"
 
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
 #define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
@@ -23,6 +24,8 @@ wio_engine *wio_engine_current;
 static const wio_transport_ops *const transport_table[] = {&wio_transport_tcp};
 
 static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why);
+static int on_local_peer(void *ctx, uint32_t peer_id);
+static int reachable(const wio_engine *e, uint32_t peer_id);
 static void make_room(wio_engine *e, const wio_peer *keep);
 
 /* ------------------------------------------------------------------------------------ */
@@ -48,6 +51,10 @@ wio_peer *wio_engine_peer(wio_engine *e, uint32_t id)
 
 static void peer_connect(wio_engine *e, wio_peer *p)
 {
+    if (!reachable(e, p->id)) {
+        peer_fail(e, p, WAITIO_ERR_UNREACHABLE, "on another host, and WAITIO_TRANSPORTS excludes tcp");
+        return;
+    }
     make_room(e, p);
     p->state = WIO_PEER_CONNECTING;
     p->connect_retry_at = 0;
@@ -69,7 +76,7 @@ static void peer_queue(wio_engine *e, wio_peer *p, wio_send_item *it)
         it->done(it, p->err ? p->err : WAITIO_ERR_PEER_FINALIZED);
         return;
     }
-    p->last_used = wio_now();
+    p->last_used = ++e->use_tick;
     if (p->state == WIO_PEER_OPEN) {
         e->frames_out++;
         p->t->send(e, p, it);
@@ -354,6 +361,7 @@ static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
         p->state = WIO_PEER_IDLE_CLOSING;
         send_idle_close(e, p, WIO_FF_ACK, ack_done);
     } else if (p->state == WIO_PEER_OPEN) {
+        wio_debug("process %u asked to close our idle connection; busy here", (unsigned)p->id);
         send_idle_close(e, p, WIO_FF_NACK, ignore_done);
     }
 }
@@ -369,26 +377,40 @@ static uint32_t staying_connections(const wio_engine *e)
     return n;
 }
 
-/* Before a new connection: at the cap, ask least recently used idle peers to close until the
- * new one fits. If everything is busy the cap is exceeded for now rather than stall. */
-static void make_room(wio_engine *e, const wio_peer *keep)
+/* Asks least recently used idle peers to close until at most `limit` connections stay. If
+ * everything is busy the cap is exceeded for now rather than stall; the periodic check
+ * (enforce_connection_cap) closes the surplus once peers fall idle. */
+static void close_idle_until(wio_engine *e, const wio_peer *keep, uint32_t limit)
 {
-    if (!e->max_conns)
-        return;
     uint32_t staying = staying_connections(e);
-    while (staying >= e->max_conns) {
+    while (staying > limit) {
         wio_peer *victim = NULL;
         for (uint32_t i = 0; i < e->nprocs_total; i++) {
             wio_peer *p = e->peers[i];
             if (p && p != keep && (!victim || p->last_used < victim->last_used) && peer_idle(e, p))
                 victim = p;
         }
-        if (!victim)
+        if (!victim) {
+            wio_debug("%u connections open (cap %u), none idle yet", (unsigned)staying, (unsigned)e->max_conns);
             return;
+        }
         victim->state = WIO_PEER_IDLE_CLOSING;
         send_idle_close(e, victim, 0, ignore_done);
         staying--;
     }
+}
+
+/* Before a new connection: make room for it under WAITIO_MAX_CONNECTIONS. */
+static void make_room(wio_engine *e, const wio_peer *keep)
+{
+    if (e->max_conns)
+        close_idle_until(e, keep, e->max_conns - 1);
+}
+
+static void enforce_connection_cap(wio_engine *e)
+{
+    if (e->max_conns && e->peers)
+        close_idle_until(e, NULL, e->max_conns);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -397,7 +419,7 @@ static void make_room(wio_engine *e, const wio_peer *keep)
 static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
 {
     wio_engine *e = ctx;
-    if (peer_id >= e->nprocs_total || peer_id == e->my_id)
+    if (peer_id >= e->nprocs_total || peer_id == e->my_id || !reachable(e, peer_id))
         return -1;
     wio_peer *p = wio_engine_peer(e, peer_id);
     if (!p || peer_gone(p))
@@ -576,7 +598,7 @@ static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_
     if (!p)
         return -1;
     e->frames_in++;
-    p->last_used = wio_now();
+    p->last_used = ++e->use_tick;
     p->send_credit += h->credit;
     if (h->credit && !wio_list_empty(&p->held))
         release_held(e, p);
@@ -676,6 +698,7 @@ static void on_closed(void *ctx, wio_conn *c, int err, const char *why, int reje
 }
 
 const wio_conn_handler wio_engine_conn_handler = {
+    .local_peer = on_local_peer,
     .incoming = on_incoming,
     .opened = on_opened,
     .frame_begin = on_frame_begin,
@@ -823,28 +846,38 @@ int wio_engine_progress(wio_engine *e, int timeout_ms)
     int n = transport_table[0]->progress(e, timeout_ms);
     if (n < 0)
         return -n;
+    /* the periodic checks need the clock, which costs as much as a ring poll: when polling,
+     * read it only every 64th call */
     static double next_check;
+    static unsigned calls;
+    if (timeout_ms == 0 && (++calls & 63) != 0)
+        return 0;
     double now = wio_now();
     if (now >= next_check) {
         next_check = now + 0.1;
         retry_lost_races(e, now);
         probe_idle_closed_peers(e, now);
+        enforce_connection_cap(e);
     }
     return 0;
 }
 
 int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline)
 {
-    double t0 = wio_now();
+    double t0 = -1;
     double spin = e->oversubscribed ? 0 : e->cfg.spin_us * 1e-6;
     double yield = spin + e->cfg.yield_us * 1e-6;
-    for (;;) {
+    for (unsigned iter = 0;; iter++) {
         int rc = wio_engine_progress(e, 0);
         if (rc)
             return rc;
         if (ready(arg))
             return 0;
+        if (spin > 0 && (iter & 15) != 15)
+            continue; /* spinning: the clock is read every 16th round only */
         double now = wio_now();
+        if (t0 < 0)
+            t0 = now;
         if (deadline > 0 && now >= deadline)
             return WAITIO_ERR_TIMEOUT;
         double waited = now - t0;
@@ -1099,28 +1132,46 @@ int wio_engine_finalize(wio_engine *e)
     return rc == WAITIO_ERR_TIMEOUT ? 0 : rc;
 }
 
+/* shm moves data between processes of one host through shared memory (connections are set up,
+ * watched and woken through a local socket); tcp reaches every process. */
 static int parse_transports(wio_engine *e)
 {
     char list[sizeof e->cfg.transports];
     memcpy(list, e->cfg.transports, sizeof list);
-    int usable = 0;
+    e->use_tcp = e->use_shm = 0;
     char *save = NULL;
     for (char *tok = strtok_r(list, ",: ", &save); tok; tok = strtok_r(NULL, ",: ", &save)) {
-        int known = 0;
-        for (size_t i = 0; i < sizeof transport_table / sizeof transport_table[0]; i++)
-            if (strcmp(tok, transport_table[i]->name) == 0)
-                known = 1;
-        if (known)
-            usable++;
-        else if (strcmp(tok, "shm") == 0 || strcmp(tok, "file") == 0)
-            wio_info("transport '%s' is not available in this build; skipped", tok);
+        if (strcmp(tok, "tcp") == 0)
+            e->use_tcp = 1;
+        else if (strcmp(tok, "shm") == 0)
+            e->use_shm = 1;
+        else if (strcmp(tok, "file") == 0)
+            wio_info("transport 'file' is not available in this build; skipped");
         else
             return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS: unknown transport '%s'", tok);
     }
-    if (!usable)
+    if (!e->use_tcp && !e->use_shm)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS='%s' names no available transport "
-                        "(available: tcp)", e->cfg.transports);
+                        "(available: shm, tcp)", e->cfg.transports);
     return 0;
+}
+
+static int same_host(const wio_engine *e, uint32_t peer_id)
+{
+    return e->table && peer_id < e->nprocs_total &&
+           e->table[peer_id].host_id == e->table[e->my_id].host_id;
+}
+
+static int on_local_peer(void *ctx, uint32_t peer_id)
+{
+    wio_engine *e = ctx;
+    return e->use_shm && same_host(e, peer_id);
+}
+
+/* With WAITIO_TRANSPORTS=shm only, processes on other hosts cannot be reached. */
+static int reachable(const wio_engine *e, uint32_t peer_id)
+{
+    return e->use_tcp || same_host(e, peer_id);
 }
 
 int wio_engine_check_transports(wio_engine *e) { return parse_transports(e); }
@@ -1134,6 +1185,8 @@ int wio_engine_start(wio_engine *e)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory for %u peers", (unsigned)e->nprocs_total);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
+    if (e->use_shm)
+        wio_shm_sweep_stale();
     uint32_t local = 0;
     for (uint32_t i = 0; i < e->nprocs_total; i++)
         if (e->table[i].host_id == e->table[e->my_id].host_id)

@@ -54,7 +54,7 @@ typedef struct wio_peer {
     wio_send_item credit_item;
     wio_send_item bye_item;
     double connect_retry_at;     /* after a lost simultaneous-connect race */
-    double last_used;            /* last frame in or out: least recently used closes first */
+    uint64_t last_used;          /* use_tick of the last frame in or out: least recently used closes first */
     int idle_closed;             /* its connection was closed for the cap: it reconnects to send */
     double idle_closed_at;       /* when; a receive waiting on it longer probes it (reconnects) */
     wio_send_item close_item;
@@ -137,6 +137,8 @@ typedef struct wio_engine {
     int oversubscribed;
     size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
     uint32_t max_conns;      /* open connections above which idle ones are closed */
+    int use_tcp, use_shm;    /* WAITIO_TRANSPORTS */
+    uint64_t use_tick;       /* counts frames, orders peers by last use */
     int finalizing;
     double init_seconds;
     struct wio_tcp *tcp;

@@ -22,7 +22,9 @@ static uint64_t payload_bound(unsigned type)
     switch (type) {
     case WIO_FT_HELLO:
     case WIO_FT_HELLO_ACK:
-    case WIO_FT_AUTH: return WIO_HANDSHAKE_MAX;
+    case WIO_FT_AUTH:
+    case WIO_FT_SHM_OFFER:
+    case WIO_FT_SHM_READY: return WIO_HANDSHAKE_MAX;
     case WIO_FT_EAGER: return WIO_EAGER_HARD_MAX;
     case WIO_FT_DATA: return WIO_CHUNK_HARD_MAX;
     case WIO_FT_REGISTER: return WIO_REGISTER_MAX;
@@ -67,7 +69,7 @@ const char *wio_frame_type_name(unsigned type)
 {
     static const char *const names[WIO_FT_MAX_] = {
         "?", "HELLO", "HELLO_ACK", "AUTH", "EAGER", "RTS", "CTS",
-        "DATA", "CREDIT", "BYE", "REGISTER", "TABLE", "ERROR", "IDLE_CLOSE",
+        "DATA", "CREDIT", "BYE", "REGISTER", "TABLE", "ERROR", "IDLE_CLOSE", "SHM_OFFER", "SHM_READY",
     };
     return type < WIO_FT_MAX_ ? names[type] : "?";
 }

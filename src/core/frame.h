@@ -29,6 +29,8 @@ enum wio_frame_type {
     WIO_FT_TABLE = 11,    /* start-up: the master sends the address table */
     WIO_FT_ERROR = 12,    /* start-up: the master reports a failure (text payload) */
     WIO_FT_IDLE_CLOSE = 13, /* close this idle connection (flags: none = request, ACK, NACK) */
+    WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
+    WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
     WIO_FT_MAX_
 };
 
@@ -38,6 +40,7 @@ enum wio_frame_type {
 #define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
 #define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
 #define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection */
+#define WIO_FF_SHM 0x0020u     /* HELLO, HELLO_ACK: same host, shared memory wanted / offered */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
@@ -59,6 +62,12 @@ typedef struct wio_frame_hdr {
     uint64_t id;
     uint64_t aux;
 } wio_frame_hdr;
+
+/* Frames of the connection handshake (before the connection is open). */
+static inline int wio_frame_is_handshake(unsigned type)
+{
+    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || type == WIO_FT_SHM_OFFER || type == WIO_FT_SHM_READY;
+}
 
 void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
 /* Returns 0, or -1 with *why set to a static reason when the header is invalid. */

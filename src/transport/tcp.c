@@ -4,6 +4,11 @@
  * to epoll only when the socket would block, and the receive state machine that parses frames
  * and reads large payloads straight into their destination. Both the engine (peers) and the
  * start-up rendezvous use these connections; the engine's vtable is at the end of the file.
+ *
+ * Between two processes on the same host the handshake continues with SHM_OFFER / SHM_READY and
+ * the connection's byte stream then moves through a shared-memory ring pair (shm.c) instead of
+ * the socket; the socket stays for liveness (EOF when the peer dies) and for doorbells that
+ * wake a peer blocked in epoll_wait. Framing, parsing and everything above are the same code.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +26,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "transport/tcp.h"
+#include "transport/shm.h"
 #include "core/common.h"
 
 #define RBUF_SIZE (64u << 10)
@@ -32,6 +38,7 @@
 #define HELLO_LEN (WIO_NONCE_LEN + 16)
 #define ACK_LEN (WIO_NONCE_LEN + WIO_PROOF_LEN + 12)
 #define MAX_EVENTS 64
+#define EPOLL_EVERY 32
 
 enum obj_kind { OBJ_LISTENER = 1, OBJ_CONN = 2 };
 
@@ -41,6 +48,8 @@ enum conn_state {
     CS_WAIT_HELLO,  /* acceptor: waiting for HELLO */
     CS_WAIT_AUTH,   /* acceptor: HELLO_ACK sent */
     CS_REJECTING,   /* acceptor: HELLO_ACK(reject) being written, then close */
+    CS_WAIT_OFFER,  /* connector: AUTH sent, shared memory agreed; waiting for SHM_OFFER */
+    CS_WAIT_READY,  /* acceptor: SHM_OFFER sent; waiting for SHM_READY */
     CS_OPEN,
     CS_SHUTDOWN,    /* we sent our last frame and half-closed; waiting for the peer's EOF */
     CS_CLOSED,
@@ -88,6 +97,11 @@ struct wio_conn {
     size_t rx_got;
     uint8_t rx_small[WIO_HANDSHAKE_MAX]; /* handshake payloads */
     wio_list link;             /* all connections / zombies */
+    /* shared memory */
+    int shm_wanted;            /* both sides asked for it in HELLO / HELLO_ACK */
+    int shm_active;            /* the byte stream moves through c->shm */
+    wio_shm_seg *shm;
+    wio_list shm_link;         /* wio_tcp.shm_conns */
 };
 
 struct wio_tcp {
@@ -96,6 +110,12 @@ struct wio_tcp {
     uint32_t self_id;
     wio_list conns;
     wio_list zombies;          /* closed, freed at the end of wio_tcp_poll */
+    wio_list shm_conns;        /* open connections whose data moves through shared memory */
+    wio_conn **shm_snapshot;   /* iterated copy of shm_conns (callbacks may close some) */
+    size_t shm_snapshot_len;
+    int shm_snapshot_valid;    /* cleared when shm_conns changes; rebuilt before freeing zombies */
+    unsigned polls_since_epoll;
+    size_t shm_snapshot_cap;
 };
 
 /* ------------------------------------------------------------------------------------ */
@@ -231,6 +251,7 @@ int wio_tcp_create(wio_tcp **out, const wio_tcp_params *params)
     t->self_id = WIO_ID_BOOT;
     wio_list_init(&t->conns);
     wio_list_init(&t->zombies);
+    wio_list_init(&t->shm_conns);
     *out = t;
     return 0;
 }
@@ -241,6 +262,7 @@ static void free_zombies(wio_tcp *t)
     WIO_LIST_FOREACH_SAFE(pos, tmp, &t->zombies) {
         wio_conn *c = WIO_CONTAINER_OF(pos, wio_conn, link);
         wio_list_remove(pos);
+        wio_shm_destroy(c->shm);
         free(c->rbuf);
         free(c);
     }
@@ -255,6 +277,7 @@ void wio_tcp_destroy(wio_tcp *t)
         wio_tcp_conn_close(WIO_CONTAINER_OF(pos, wio_conn, link), WAITIO_ERR_CANCELLED);
     free_zombies(t);
     close(t->epfd);
+    free(t->shm_snapshot);
     free(t);
 }
 
@@ -265,6 +288,7 @@ void *wio_tcp_conn_user(const wio_conn *c) { return c->user; }
 void wio_tcp_conn_set_user(wio_conn *c, void *user) { c->user = user; }
 const char *wio_tcp_conn_desc(const wio_conn *c) { return c->desc; }
 int wio_tcp_conn_idle(const wio_conn *c) { return wio_list_empty(&c->sendq); }
+int wio_tcp_conn_is_shm(const wio_conn *c) { return c->shm_active; }
 
 /* A silent peer (host gone, link cut) is declared dead after about `peer_timeout` seconds:
  * keepalive probes when the connection is idle, TCP_USER_TIMEOUT when data is unacknowledged. */
@@ -383,6 +407,10 @@ static wio_conn *conn_new(wio_tcp *t, int fd, const wio_conn_handler *h, void *c
 
 static int conn_update_events(wio_conn *c, int want_out)
 {
+    if (c->shm_active) { /* ring space is polled (wio_tcp_poll), not signalled by the socket */
+        c->epollout = want_out;
+        return 0;
+    }
     struct epoll_event ev = {.events = EPOLLIN | (want_out ? EPOLLOUT : 0), .data.ptr = c};
     if (epoll_ctl(c->tcp->epfd, EPOLL_CTL_MOD, c->fd, &ev) != 0)
         return -1;
@@ -409,6 +437,11 @@ void wio_tcp_conn_close(wio_conn *c, int err)
     if (c->state == CS_CLOSED)
         return;
     c->state = CS_CLOSED;
+    if (c->shm_active) {
+        wio_list_remove(&c->shm_link);
+        c->shm_active = 0;
+        c->tcp->shm_snapshot_valid = 0;
+    }
     epoll_ctl(c->tcp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
@@ -441,6 +474,50 @@ static void conn_fail(wio_conn *c, int err, const char *why, int rejected)
 
 /* ------------------------------------------------------------------------------------ */
 /* sending                                                                              */
+
+/* Wakes a peer that sleeps in epoll_wait on its end of the socket. A full socket buffer means
+ * doorbells are already pending; a dead peer is noticed by reading. */
+static void conn_doorbell(wio_conn *c)
+{
+    static const char bell = 'D';
+    (void)send(c->fd, &bell, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* The connection's byte stream, out: the socket or the shared-memory ring. Like sendmsg:
+ * bytes written, or -1 with errno (EAGAIN when full). */
+static ssize_t conn_sendv(wio_conn *c, struct iovec *iov, int iovcnt)
+{
+    if (!c->shm_active) {
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
+        return sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+    }
+    int wake;
+    size_t n = wio_shm_writev(c->shm, iov, iovcnt, &wake);
+    if (wake)
+        conn_doorbell(c);
+    if (n == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+/* The byte stream, in. Like recv, except that a shared-memory ring never reports EOF (the
+ * socket does) and reports corrupt indices as EPROTO. */
+static ssize_t conn_recv(wio_conn *c, void *buf, size_t len)
+{
+    if (!c->shm_active)
+        return recv(c->fd, buf, len, 0);
+    int wake;
+    ssize_t n = wio_shm_read(c->shm, buf, len, &wake);
+    if (wake)
+        conn_doorbell(c);
+    if (n <= 0) {
+        errno = n < 0 ? EPROTO : EAGAIN;
+        return -1;
+    }
+    return n;
+}
 
 static void frame_start(wio_conn *c, wio_send_item *it)
 {
@@ -479,8 +556,7 @@ static int conn_flush(wio_conn *c)
             iov[n_iov].iov_base = (void *)(it->payload + base + body_done);
             iov[n_iov++].iov_len = it->frame_payload - body_done;
         }
-        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
-        ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        ssize_t n = conn_sendv(c, iov, n_iov);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -542,7 +618,7 @@ void wio_tcp_conn_send(wio_conn *c, wio_send_item *it)
     wio_list_insert_tail(&c->sendq, &it->link);
     /* Before the handshake completes only handshake frames go out; the rest wait. */
     if (was_empty && !c->epollout && c->state != CS_CONNECTING &&
-        (c->state == CS_OPEN || it->h.type <= WIO_FT_AUTH))
+        (c->state == CS_OPEN || wio_frame_is_handshake(it->h.type)))
         conn_flush(c);
 }
 
@@ -585,7 +661,9 @@ static void send_hello(wio_conn *c)
     wio_put_le32(p + WIO_NONCE_LEN + 8, c->tcp->params.eager_limit);
     wio_put_le32(p + WIO_NONCE_LEN + 12, c->tcp->params.eager_credit);
     c->state = CS_WAIT_ACK;
-    send_handshake(c, WIO_FT_HELLO, 0, HELLO_LEN);
+    c->shm_wanted = c->tcp->params.shm_ring && c->handler->local_peer &&
+                    c->handler->local_peer(c->ctx, c->peer_id);
+    send_handshake(c, WIO_FT_HELLO, c->shm_wanted ? WIO_FF_SHM : 0, HELLO_LEN);
 }
 
 static int handle_hello(wio_conn *c, const wio_frame_hdr *h)
@@ -628,7 +706,11 @@ static int handle_hello(wio_conn *c, const wio_frame_hdr *h)
     wio_put_le32(q + WIO_NONCE_LEN + WIO_PROOF_LEN + 4, c->tcp->params.eager_limit);
     wio_put_le32(q + WIO_NONCE_LEN + WIO_PROOF_LEN + 8, c->tcp->params.eager_credit);
     c->state = verdict == 1 ? CS_REJECTING : CS_WAIT_AUTH;
-    send_handshake(c, WIO_FT_HELLO_ACK, verdict == 1 ? WIO_FF_REJECT : 0, ACK_LEN);
+    c->shm_wanted = verdict == 0 && (h->flags & WIO_FF_SHM) && c->tcp->params.shm_ring &&
+                    c->handler->local_peer && c->handler->local_peer(c->ctx, claimed);
+    send_handshake(c, WIO_FT_HELLO_ACK,
+                   (uint16_t)((verdict == 1 ? WIO_FF_REJECT : 0) | (c->shm_wanted ? WIO_FF_SHM : 0)),
+                   ACK_LEN);
     return c->state == CS_CLOSED ? 1 : 0;
 }
 
@@ -642,6 +724,24 @@ static void conn_opened(wio_conn *c)
         c->handler->opened(c->ctx, c, &c->hello);
     if (c->state == CS_OPEN && !wio_list_empty(&c->sendq) && !c->epollout)
         conn_flush(c);
+}
+
+/* Acceptor, after AUTH: create the segment and offer it; without one, stay on TCP. */
+static void offer_shm(wio_conn *c)
+{
+    char name[WIO_SHM_NAME_MAX];
+    if (wio_shm_create(c->tcp->params.shm_ring, &c->shm, name) != 0) {
+        wio_info("connection %s: no shared memory (%s); staying on TCP", c->desc, waitio_error_message());
+        send_handshake(c, WIO_FT_SHM_OFFER, 0, 0);
+        if (c->state != CS_CLOSED)
+            conn_opened(c);
+        return;
+    }
+    size_t n = strlen(name) + 1;
+    wio_put_le32(c->hs_payload, (uint32_t)c->tcp->params.shm_ring);
+    memcpy(c->hs_payload + 4, name, n);
+    c->state = CS_WAIT_READY;
+    send_handshake(c, WIO_FT_SHM_OFFER, 0, 4 + n);
 }
 
 static int handle_ack(wio_conn *c, const wio_frame_hdr *h)
@@ -670,6 +770,11 @@ static int handle_ack(wio_conn *c, const wio_frame_hdr *h)
     send_handshake(c, WIO_FT_AUTH, 0, WIO_PROOF_LEN);
     if (c->state == CS_CLOSED)
         return 1;
+    c->shm_wanted = c->shm_wanted && (h->flags & WIO_FF_SHM);
+    if (c->shm_wanted) {
+        c->state = CS_WAIT_OFFER;
+        return 0;
+    }
     conn_opened(c);
     return c->state == CS_CLOSED ? 1 : 0;
 }
@@ -685,6 +790,67 @@ static int handle_auth(wio_conn *c, const wio_frame_hdr *h)
         conn_fail(c, WAITIO_ERR_AUTH, "authentication failed: peer does not know the instance key", 0);
         return 1;
     }
+    if (c->shm_wanted)
+        offer_shm(c);
+    else
+        conn_opened(c);
+    return c->state == CS_CLOSED ? 1 : 0;
+}
+
+/* From here on the byte stream moves through the rings; the socket carries doorbells. */
+static void shm_activate(wio_conn *c)
+{
+    if (c->epollout)
+        conn_update_events(c, 0);
+    c->shm_active = 1;
+    c->rstart = c->rend; /* nothing but doorbells can follow the last handshake frame */
+    wio_list_insert_tail(&c->tcp->shm_conns, &c->shm_link);
+    c->tcp->shm_snapshot_valid = 0;
+    snprintf(c->desc + strlen(c->desc), sizeof c->desc - strlen(c->desc), " shm");
+}
+
+/* SHM_READY from the connector: attached (ACK) or not (NACK, it logged why). */
+static int handle_ready(wio_conn *c, const wio_frame_hdr *h)
+{
+    if (h->len != 0)
+        return -1;
+    if (h->flags & WIO_FF_ACK) {
+        wio_shm_unlink(c->shm);
+        shm_activate(c);
+    } else {
+        wio_shm_destroy(c->shm);
+        c->shm = NULL;
+    }
+    conn_opened(c);
+    return c->state == CS_CLOSED ? 1 : 0;
+}
+
+/* SHM_OFFER from the acceptor: le32 ring size, segment name, NUL; or empty (no segment). */
+static int handle_offer(wio_conn *c, const wio_frame_hdr *h)
+{
+    if (h->len == 0) {
+        conn_opened(c);
+        return c->state == CS_CLOSED ? 1 : 0;
+    }
+    if (h->len < 6 || h->len > 4 + WIO_SHM_NAME_MAX || c->rx_small[h->len - 1] != 0)
+        return -1;
+    size_t ring = wio_get_le32(c->rx_small);
+    int rc = wio_shm_attach((const char *)c->rx_small + 4, ring, &c->shm);
+    if (rc == WAITIO_ERR_PROTO)
+        return -1;
+    if (rc)
+        wio_info("connection %s: cannot attach shared memory (%s); staying on TCP", c->desc,
+                 waitio_error_message());
+    send_handshake(c, WIO_FT_SHM_READY, rc ? WIO_FF_NACK : WIO_FF_ACK, 0);
+    if (c->state == CS_CLOSED)
+        return 1;
+    if (!rc) {
+        if (!wio_list_empty(&c->sendq)) { /* a fresh socket takes a header at once */
+            conn_fail(c, WAITIO_ERR_SYS, "could not write SHM_READY", 0);
+            return 1;
+        }
+        shm_activate(c);
+    }
     conn_opened(c);
     return c->state == CS_CLOSED ? 1 : 0;
 }
@@ -696,8 +862,10 @@ static int frame_allowed(int state, unsigned type)
     case CS_WAIT_HELLO: return type == WIO_FT_HELLO;
     case CS_WAIT_ACK: return type == WIO_FT_HELLO_ACK;
     case CS_WAIT_AUTH: return type == WIO_FT_AUTH;
+    case CS_WAIT_OFFER: return type == WIO_FT_SHM_OFFER;
+    case CS_WAIT_READY: return type == WIO_FT_SHM_READY;
     case CS_OPEN:
-    case CS_SHUTDOWN: return type > WIO_FT_AUTH;
+    case CS_SHUTDOWN: return !wio_frame_is_handshake(type);
     default: return 0;
     }
 }
@@ -715,6 +883,8 @@ static int frame_complete(wio_conn *c)
     case WIO_FT_HELLO: rc = handle_hello(c, h); break;
     case WIO_FT_HELLO_ACK: rc = handle_ack(c, h); break;
     case WIO_FT_AUTH: rc = handle_auth(c, h); break;
+    case WIO_FT_SHM_OFFER: rc = handle_offer(c, h); break;
+    case WIO_FT_SHM_READY: rc = handle_ready(c, h); break;
     default:
         rc = c->handler->frame_end ? c->handler->frame_end(c->ctx, c, h) : 0;
         if (rc) {
@@ -754,7 +924,7 @@ static int header_arrived(wio_conn *c, const uint8_t *raw)
     }
     c->rx_got = 0;
     c->rx_dest = NULL;
-    if (h->type <= WIO_FT_AUTH) {
+    if (wio_frame_is_handshake(h->type)) {
         c->rx_dest = c->rx_small;
     } else if (c->handler->frame_begin && c->handler->frame_begin(c->ctx, c, h, &c->rx_dest) != 0) {
         snprintf(msg, sizeof msg, "rejected %s frame", wio_frame_type_name(h->type));
@@ -796,7 +966,10 @@ static int parse_buffer(wio_conn *c)
     }
 }
 
-static void conn_readable(wio_conn *c)
+static void conn_eof(wio_conn *c);
+
+/* Reads and parses the byte stream (socket or ring) until it is drained or 16 reads were made. */
+static void conn_read_stream(wio_conn *c)
 {
     for (int rounds = 0; rounds < 16 && c->state != CS_CLOSED; rounds++) {
         ssize_t n;
@@ -806,7 +979,7 @@ static void conn_readable(wio_conn *c)
                      c->rx_hdr.len - c->rx_got >= DIRECT_READ_MIN;
         if (direct) {
             want = c->rx_hdr.len - c->rx_got;
-            n = recv(c->fd, c->rx_dest + c->rx_got, want, 0);
+            n = conn_recv(c, c->rx_dest + c->rx_got, want);
         } else {
             if (c->rstart == c->rend) {
                 c->rstart = c->rend = 0;
@@ -816,21 +989,24 @@ static void conn_readable(wio_conn *c)
                 c->rend = buffered;
             }
             want = RBUF_SIZE - c->rend < RECV_BATCH ? RBUF_SIZE - c->rend : RECV_BATCH;
-            n = recv(c->fd, c->rbuf + c->rend, want, 0);
+            n = conn_recv(c, c->rbuf + c->rend, want);
         }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return;
+            if (c->shm_active) {
+                conn_fail(c, WAITIO_ERR_PROTO, "corrupt shared-memory ring indices", 0);
+                return;
+            }
             char why[128];
             snprintf(why, sizeof why, "receive failed: %s", strerror(errno));
             conn_fail(c, WAITIO_ERR_PEER, why, 0);
             return;
         }
         if (n == 0) {
-            conn_fail(c, WAITIO_ERR_PEER,
-                      c->state == CS_SHUTDOWN ? "closed after our half-close (finalize or idle close)" : "peer closed the connection", 0);
+            conn_eof(c);
             return;
         }
         if (direct) {
@@ -845,6 +1021,51 @@ static void conn_readable(wio_conn *c)
         if ((size_t)n < want)
             return; /* drained; level-triggered epoll brings us back */
     }
+}
+
+static void conn_eof(wio_conn *c)
+{
+    conn_fail(c, WAITIO_ERR_PEER, c->state == CS_SHUTDOWN ? "closed after our half-close (finalize or idle close)"
+                                                          : "peer closed the connection", 0);
+}
+
+/* The socket of a shared-memory connection is readable: doorbells, or EOF. On EOF, first
+ * everything the peer put into the ring before closing is read. */
+static void shm_socket_readable(wio_conn *c)
+{
+    char bells[64];
+    for (;;) {
+        ssize_t n = recv(c->fd, bells, sizeof bells, 0);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        for (int i = 0; i < (1 << 20) && c->state != CS_CLOSED && wio_shm_readable(c->shm); i++)
+            conn_read_stream(c);
+        if (c->state == CS_CLOSED)
+            return;
+        if (n == 0) {
+            conn_eof(c);
+        } else {
+            char why[128];
+            snprintf(why, sizeof why, "receive failed: %s", strerror(errno));
+            conn_fail(c, WAITIO_ERR_PEER, why, 0);
+        }
+        return;
+    }
+    conn_read_stream(c);
+    if (c->state != CS_CLOSED && c->epollout)
+        conn_flush(c);
+}
+
+static void conn_readable(wio_conn *c)
+{
+    if (c->shm_active)
+        shm_socket_readable(c);
+    else
+        conn_read_stream(c);
 }
 
 static void conn_connected(wio_conn *c)
@@ -969,14 +1190,83 @@ static void check_deadlines(wio_tcp *t, double now)
     }
 }
 
+/* Copies the shared-memory connections into t->shm_snapshot; returns how many. Callbacks may
+ * close connections while we iterate; closed ones stay allocated until free_zombies. */
+static size_t shm_snapshot(wio_tcp *t)
+{
+    if (t->shm_snapshot_valid)
+        return t->shm_snapshot_len;
+    size_t n = 0;
+    wio_list *pos;
+    for (pos = t->shm_conns.next; pos != &t->shm_conns; pos = pos->next)
+        n++;
+    if (n > t->shm_snapshot_cap) {
+        wio_conn **a = realloc(t->shm_snapshot, n * sizeof *a);
+        if (!a)
+            return 0; /* retried at the next poll */
+        t->shm_snapshot = a;
+        t->shm_snapshot_cap = n;
+    }
+    size_t i = 0;
+    for (pos = t->shm_conns.next; pos != &t->shm_conns; pos = pos->next)
+        t->shm_snapshot[i++] = WIO_CONTAINER_OF(pos, wio_conn, shm_link);
+    t->shm_snapshot_len = n;
+    t->shm_snapshot_valid = 1;
+    return n;
+}
+
+/* Reads every ring that has data and writes what waited for ring space. Returns how many
+ * connections had something to do. */
+static int shm_poll(wio_tcp *t, size_t n)
+{
+    int busy = 0;
+    for (size_t i = 0; i < n; i++) {
+        wio_conn *c = t->shm_snapshot[i];
+        if (c->state == CS_CLOSED)
+            continue;
+        if (wio_shm_readable(c->shm)) {
+            busy++;
+            conn_read_stream(c);
+        }
+        if (c->state != CS_CLOSED && c->epollout) {
+            busy++;
+            conn_flush(c);
+        }
+    }
+    return busy;
+}
+
 int wio_tcp_poll(wio_tcp *t, int timeout_ms)
 {
     struct epoll_event ev[MAX_EVENTS];
     static double next_deadline_check;
+    size_t nshm = wio_list_empty(&t->shm_conns) ? 0 : shm_snapshot(t);
+    int busy = nshm ? shm_poll(t, nshm) : 0;
+    int sleeping = 0;
+    if (busy) {
+        timeout_ms = 0;
+    } else if (timeout_ms != 0 && nshm) {
+        /* announce that we sleep, so that writers ring the doorbell; then look once more */
+        sleeping = 1;
+        for (size_t i = 0; i < nshm; i++) {
+            wio_conn *c = t->shm_snapshot[i];
+            if (c->state != CS_CLOSED && wio_shm_prepare_sleep(c->shm, c->epollout))
+                timeout_ms = 0;
+        }
+    }
+    /* While spinning on shared memory, the socket side (new connections, doorbells, EOF) is
+     * looked at every EPOLL_EVERY polls only: an epoll_wait costs more than a ring check. */
+    if (timeout_ms == 0 && nshm && (busy || ++t->polls_since_epoll < EPOLL_EVERY))
+        return busy;
+    t->polls_since_epoll = 0;
     int n = epoll_wait(t->epfd, ev, MAX_EVENTS, timeout_ms);
+    if (sleeping)
+        for (size_t i = 0; i < nshm; i++)
+            if (t->shm_snapshot[i]->state != CS_CLOSED)
+                wio_shm_end_sleep(t->shm_snapshot[i]->shm);
     if (n < 0) {
         if (errno == EINTR)
-            return 0;
+            return busy;
         return -wio_fail(WAITIO_ERR_SYS, "epoll_wait: %s", strerror(errno));
     }
     for (int i = 0; i < n; i++) {
@@ -1001,7 +1291,7 @@ int wio_tcp_poll(wio_tcp *t, int timeout_ms)
         check_deadlines(t, now);
     }
     free_zombies(t);
-    return n;
+    return n + busy;
 }
 
 /* ------------------------------------------------------------------------------------ */

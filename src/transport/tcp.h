@@ -17,6 +17,7 @@ typedef struct wio_tcp_params {
     uint32_t eager_credit;  /* announced in HELLO: eager bytes the peer may have in flight */
     double handshake_timeout;
     double peer_timeout;    /* seconds of silence before a peer is declared dead */
+    size_t shm_ring;        /* > 0: offer shared-memory rings of this size to local peers */
 } wio_tcp_params;
 
 int wio_tcp_create(wio_tcp **out, const wio_tcp_params *params);
@@ -41,6 +42,7 @@ void wio_tcp_conn_shutdown(wio_conn *c);
 /* Closes now; queued items complete with err; handler->closed is NOT called. */
 void wio_tcp_conn_close(wio_conn *c, int err);
 int wio_tcp_conn_idle(const wio_conn *c);     /* nothing queued to send */
+int wio_tcp_conn_is_shm(const wio_conn *c);   /* data moves through shared memory */
 void *wio_tcp_conn_user(const wio_conn *c);
 void wio_tcp_conn_set_user(wio_conn *c, void *user);
 const char *wio_tcp_conn_desc(const wio_conn *c);

@@ -73,6 +73,8 @@ typedef struct wio_conn_handler {
     void (*closed)(void *ctx, wio_conn *c, int err, const char *why, int rejected);
     /* credit bytes to piggyback on the next frame to this connection's peer */
     uint32_t (*take_credit)(void *ctx, wio_conn *c);
+    /* 1 if data to `peer_id` may move through shared memory (same host, shm allowed); NULL: never */
+    int (*local_peer)(void *ctx, uint32_t peer_id);
 } wio_conn_handler;
 
 /* The engine-facing operations of a transport. */

@@ -1,8 +1,8 @@
 /*
  * core_idle_probe.c — a peer that dies after its connection was closed for the descriptor cap
  * still fails the receives waiting on it. Three PBs of one process, WAITIO_MAX_CONNECTIONS=1:
- * PB 0 exchanges with PB 1, then with PB 2 (which closes the idle 0-1 connection), then posts a
- * receive from PB 1. PB 1 waits until its side of that connection is gone, then kills itself
+ * PB 0 exchanges with PB 1, then with PB 2 (which closes the idle 0-1 connection; PB 2 uses
+ * wildcard receives so that it does not connect before), then posts a receive from PB 1. PB 1 waits until its side of that connection is gone, then kills itself
  * (SIGKILL: no finalize, no EOF on an open connection). PB 0's receive must end with
  * WAITIO_ERR_PEER within 10 s rather than hang. Usage: core_idle_probe
  */
@@ -84,13 +84,31 @@ int main(void)
         raise(SIGKILL);
     }
     if (me == 2) {
-        exchange(g, me, 0);
+        /* wildcard receives: they do not open a connection to PB 0 before PB 0 wants one */
+        int go = -1, done = -1;
+        waitio_req_t r;
+        CK(waitio_irecv(g, WAITIO_ANY_SOURCE, (char *)&go, sizeof go, 8, &r));
+        CK(waitio_wait(&r));
+        int out = 2000;
+        CK(waitio_isend(g, 0, (char *)&out, sizeof out, 9, &r));
+        CK(waitio_wait(&r));
+        CK(waitio_irecv(g, WAITIO_ANY_SOURCE, (char *)&done, sizeof done, 10, &r));
+        CK(waitio_wait(&r)); /* keeps the 0-2 connection open while PB 0 probes */
+        if (go != 1000 || done != 1001)
+            FAIL("PB 2 got %d and %d from PB 0", go, done);
         CK(waitio_finalize());
         printf("core_idle_probe: PB 2 done\n");
         return 0;
     }
     exchange(g, me, 1);
-    exchange(g, me, 2);
+    /* talking to PB 2 needs a connection: at the cap of 1, the idle one to PB 1 is closed */
+    int go = 1000, reply = -1;
+    waitio_req_t rr[2];
+    CK(waitio_irecv(g, 2, (char *)&reply, sizeof reply, 9, &rr[0]));
+    CK(waitio_isend(g, 2, (char *)&go, sizeof go, 8, &rr[1]));
+    CK(waitio_waitall(2, rr));
+    if (reply != 2000)
+        FAIL("PB 0 got %d from PB 2", reply);
     int dummy;
     waitio_req_t r;
     CK(waitio_irecv(g, 1, (char *)&dummy, sizeof dummy, 6, &r));
@@ -103,6 +121,9 @@ int main(void)
         FAIL("receive from the dead PB 1 ended with %s, expected WAITIO_ERR_PEER", waitio_strerror(rc));
     printf("core_idle_probe: PB 0: receive from the dead PB 1 failed after %.2f s: %s\n", took,
            waitio_error_message());
+    int done = 1001;
+    CK(waitio_isend(g, 2, (char *)&done, sizeof done, 10, &r));
+    CK(waitio_wait(&r));
     CK(waitio_finalize());
     printf("core_idle_probe: PB 0 done\n");
     return 0;

@@ -4,8 +4,8 @@
 # 5 processes. Every pair, across and within PBs, exchanges the fixed sizes 0 .. 8 MiB with
 # distinct tags, ordered streams with one tag, wildcard receives, truncated receives (small and
 # > 1 MiB) and random sizes/tags; every byte is checked at the receiver (see mpi_exchange.c).
-# Runs: default transports; one run per entry of EXCHANGE_TRANSPORTS (default "tcp"; each entry
-# becomes WAITIO_TRANSPORTS, so a new transport is tested by adding it there); and MPICH as PB 0
+# Runs: default transports; one run per entry of EXCHANGE_TRANSPORTS (default "shm tcp"; each
+# entry becomes WAITIO_TRANSPORTS); and MPICH as PB 0
 # (the master) with tiny eager limit, chunk size and eager credit, so that every message size
 # crosses the protocol boundaries (eager/rendezvous, many chunks, credit exhaustion).
 # Reproduce a failing random phase with EXCHANGE_SEED=<seed printed in the output>.
@@ -22,8 +22,8 @@ t_run_job default 60 -- "${ompi[@]}" "${args[@]}" --expect-nprocs 2,3 : \
   -- "${mpich[@]}" "${args[@]}" --expect-nprocs 2,3
 t_expect default 'mpi_exchange ok: 5 processes, 2 PBs, phases ABCDE' "universe rank 0's verdict"
 
-# one run per explicit transport list (add e.g. "shm" or "shm,tcp" once they exist)
-for tr in ${EXCHANGE_TRANSPORTS:-tcp}; do
+# one run per explicit transport list
+for tr in ${EXCHANGE_TRANSPORTS:-shm tcp}; do
   name="transports-${tr//[^a-z0-9]/_}"
   t_run_job "$name" 60 WAITIO_TRANSPORTS="$tr" -- "${ompi[@]}" "${args[@]}" --expect-nprocs 2,3 : \
     -- "${mpich[@]}" "${args[@]}" --expect-nprocs 2,3
@@ -35,4 +35,4 @@ t_run_job tuned 60 WAITIO_EAGER_LIMIT=128 WAITIO_CHUNK_SIZE=4096 WAITIO_EAGER_CR
   -- "${mpich[@]}" "${args[@]}" --expect-nprocs 3,2 --max-size 4194304 --rounds 2 : \
   -- "${ompi[@]}" "${args[@]}" --expect-nprocs 3,2 --max-size 4194304 --rounds 2
 t_expect tuned 'mpi_exchange ok: 5 processes, 2 PBs, phases ABCDE'
-t_pass "default, transports ${EXCHANGE_TRANSPORTS:-tcp}, tuned with MPICH as master"
+t_pass "default, transports ${EXCHANGE_TRANSPORTS:-shm tcp}, tuned with MPICH as master"
