@@ -1216,7 +1216,8 @@ static size_t shm_snapshot(wio_tcp *t)
 }
 
 /* Reads every ring that has data and writes what waited for ring space. Returns how many
- * connections had something to do. */
+ * connections made progress (a ring that is still full does not count, or a sender stuck on a
+ * dead reader would spin without ever looking at the socket that reports the death). */
 static int shm_poll(wio_tcp *t, size_t n)
 {
     int busy = 0;
@@ -1229,8 +1230,8 @@ static int shm_poll(wio_tcp *t, size_t n)
             conn_read_stream(c);
         }
         if (c->state != CS_CLOSED && c->epollout) {
-            busy++;
             conn_flush(c);
+            busy += c->state != CS_CLOSED && !c->epollout; /* all written; a full ring is not progress */
         }
     }
     return busy;
@@ -1256,7 +1257,7 @@ int wio_tcp_poll(wio_tcp *t, int timeout_ms)
     }
     /* While spinning on shared memory, the socket side (new connections, doorbells, EOF) is
      * looked at every EPOLL_EVERY polls only: an epoll_wait costs more than a ring check. */
-    if (timeout_ms == 0 && nshm && (busy || ++t->polls_since_epoll < EPOLL_EVERY))
+    if (timeout_ms == 0 && nshm && ++t->polls_since_epoll < EPOLL_EVERY)
         return busy;
     t->polls_since_epoll = 0;
     int n = epoll_wait(t->epfd, ev, MAX_EVENTS, timeout_ms);
