@@ -52,6 +52,7 @@ typedef struct wio_config {
     double finalize_timeout;       /* seconds */
     double peer_timeout;           /* seconds of silence before a peer is declared dead */
     long max_connections;          /* 0: auto (from the descriptor limit) */
+    int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
 } wio_config;
 
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */

@@ -89,6 +89,20 @@ static int env_double(const char *name, double lo, double hi, double *out)
     return 0;
 }
 
+/* "auto" -> -1, else an integer in [0, 1]. */
+static int env_auto_bool(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (v && strcmp(v, "auto") == 0) {
+        *out = -1;
+        return 0;
+    }
+    int rc = env_int(name, 0, 1, out, NULL);
+    if (rc)
+        return wio_fail(WAITIO_ERR_ENV, "%s='%s' is not 0, 1 or auto", name, v);
+    return 0;
+}
+
 static int env_string(const char *name, char *dst, size_t cap, const char *dflt)
 {
     const char *v = getenv(name);
@@ -150,6 +164,7 @@ int wio_config_load(wio_config *c)
     c->finalize_timeout = 5;
     c->peer_timeout = 30;
     c->shm_ring = 1u << 20;
+    c->single_copy = -1;
     if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, NULL)) ||
         (rc = env_int("WAITIO_PBID", 0, 1 << 16, &c->pbid, NULL)) ||
         (rc = env_int("WAITIO_MASTER_PORT", 1, 65535, &c->master_port, NULL)) ||
@@ -168,6 +183,7 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
+        (rc = env_auto_bool("WAITIO_SINGLE_COPY", &c->single_copy)) ||
         (rc = load_local_rank(c)))
         return rc;
     if (c->shm_ring & (c->shm_ring - 1))

@@ -159,18 +159,35 @@ static void cts_done(wio_send_item *it, int err)
     wio_req_impl *r = it->owner;
     if (err || r->cts_trunc)
         wio_req_complete(r, err ? err : WAITIO_ERR_TRUNCATE);
-    else if (r->msg_len == 0)
+    else if (r->msg_len == 0 || r->cma_done)
         wio_req_complete(r, 0);
 }
 
-static void prepare_rts(wio_req_impl *r)
+/* A large message to a process of this host may be read in place by the receiver (cma.c): the
+ * RTS then carries where it is. WAITIO_TRANSPORTS=tcp keeps every byte on the socket path. */
+static int offer_single_copy(const wio_engine *e, const wio_peer *p, const wio_req_impl *r)
+{
+    return e->single_copy && e->use_shm && r->msg_len > 0 && on_local_peer((void *)e, p->id);
+}
+
+static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
     r->state = WIO_RS_SEND_RTS;
     r->item.h.type = WIO_FT_RTS;
     r->item.h.id = wio_req_id(r);
     r->item.h.aux = r->msg_len;
+    r->item.h.flags = 0;
     r->item.total = 0;
     r->item.done = send_rts_done;
+    r->cma_offered = (uint8_t)offer_single_copy(e, p, r);
+    if (r->cma_offered) {
+        wio_cma_desc d;
+        wio_cma_describe(r->buf, &d);
+        wio_cma_encode(&d, r->cma_wire);
+        r->item.h.flags = WIO_FF_CMA;
+        r->item.payload = r->cma_wire;
+        r->item.total = WIO_CMA_DESC_LEN;
+    }
 }
 
 /* Decides eager vs rendezvous once the peer's limits are known: eager if the message fits the
@@ -178,7 +195,7 @@ static void prepare_rts(wio_req_impl *r)
  * or -1 when not even that credit is left: the message waits (in order) until the receiver
  * matches some of what it holds and returns credit. So everything a receiver buffers for one
  * peer, payloads and queue entries, stays within the credit it granted. */
-static int choose_protocol(wio_peer *p, wio_req_impl *r)
+static int choose_protocol(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
     int64_t cost = (int64_t)r->msg_len + EAGER_OVERHEAD;
     if (r->msg_len <= p->eager_limit && cost <= p->send_credit) {
@@ -193,14 +210,14 @@ static int choose_protocol(wio_peer *p, wio_req_impl *r)
     if (p->send_credit < RTS_COST)
         return -1;
     p->send_credit -= RTS_COST;
-    prepare_rts(r);
+    prepare_rts(e, p, r);
     return 0;
 }
 
 /* Sends a new message to an open peer, or holds it behind earlier held ones. */
 static void send_or_hold(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
-    if (!wio_list_empty(&p->held) || choose_protocol(p, r) != 0) {
+    if (!wio_list_empty(&p->held) || choose_protocol(e, p, r) != 0) {
         wio_list_insert_tail(&p->held, &r->item.link);
         return;
     }
@@ -213,7 +230,7 @@ static void release_held(wio_engine *e, wio_peer *p)
 {
     while (!wio_list_empty(&p->held) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->held.next, wio_send_item, link);
-        if (choose_protocol(p, it->owner) != 0)
+        if (choose_protocol(e, p, it->owner) != 0)
             return;
         wio_list_remove(&it->link);
         e->frames_out++;
@@ -228,7 +245,7 @@ static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sende
     it->h.type = WIO_FT_CTS;
     it->h.id = sender_id;
     it->h.aux = wio_req_id(r);
-    it->h.flags = trunc ? WIO_FF_TRUNC : 0;
+    it->h.flags = (uint16_t)((trunc ? WIO_FF_TRUNC : 0) | (r->cma_done ? WIO_FF_CMA : 0));
     it->total = 0;
     it->chunk = 0;
     it->done = cts_done;
@@ -239,8 +256,47 @@ static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sende
     peer_queue(e, p, it);
 }
 
-/* A receive matched an RTS (at arrival or from the unexpected queue). */
-static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t len, uint64_t sender_id)
+/* Whether p's memory may be read: once per peer, the probe value its first descriptor names
+ * must be where it says, else the pid is not the sender's (another pid namespace) or the
+ * kernel refuses (ptrace rules, seccomp); either way that peer's data then moves through the
+ * ring for good. */
+static int single_copy_usable(wio_engine *e, wio_peer *p, const wio_cma_desc *d)
+{
+    if (!e->single_copy || p->cma_state == WIO_CMA_OFF)
+        return 0;
+    if (p->cma_state == WIO_CMA_OK)
+        return 1;
+    int err = wio_cma_verify(d);
+    p->cma_state = err ? WIO_CMA_OFF : WIO_CMA_OK;
+    if (err)
+        wio_debug("single copy from process %u unavailable (%s); its data moves through the ring",
+                  (unsigned)p->id, err == ESTALE ? "its pid names another process here" : strerror(err));
+    return !err;
+}
+
+/* Reads the message straight from the sender's buffer; on failure the CTS asks for DATA frames
+ * as usual, which overwrite whatever part was copied. */
+static void single_copy(wio_engine *e, wio_peer *p, wio_req_impl *r, const wio_cma_desc *d)
+{
+    if (!single_copy_usable(e, p, d))
+        return;
+    int err = wio_cma_read(d, r->buf, r->msg_len);
+    if (err) {
+        p->cma_state = WIO_CMA_OFF;
+        wio_debug("single copy of %zu bytes from process %u failed (%s); falling back to the ring",
+                  r->msg_len, (unsigned)p->id, strerror(err));
+        return;
+    }
+    r->received = r->msg_len;
+    r->cma_done = 1;
+    e->single_copies++;
+    e->single_copy_bytes += r->msg_len;
+}
+
+/* A receive matched an RTS (at arrival or from the unexpected queue); cma is the sender's
+ * single-copy descriptor or NULL. */
+static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t len,
+                             uint64_t sender_id, const wio_cma_desc *cma)
 {
     r->msg_len = len;
     r->status.len = len;
@@ -251,6 +307,8 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
         send_cts(e, p, r, sender_id, 1);
         return;
     }
+    if (cma && len > 0)
+        single_copy(e, p, r, cma);
     send_cts(e, p, r, sender_id, 0);
 }
 
@@ -526,17 +584,35 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
     return 0;
 }
 
-static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+/* An RTS costs RTS_COST of credit; its optional payload is the single-copy descriptor, so it is
+ * matched once that has arrived (rts_arrived). */
+static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t **dest)
 {
+    (void)e;
     if (p->recv_credit < RTS_COST) {
         wio_warn("process %u sent a rendezvous request without credit", (unsigned)p->id);
         return -1;
     }
+    int with_cma = (h->flags & WIO_FF_CMA) != 0;
+    if (h->len != (with_cma ? WIO_CMA_DESC_LEN : 0) || (with_cma && h->aux == 0)) {
+        wio_warn("process %u sent a malformed rendezvous request", (unsigned)p->id);
+        return -1;
+    }
     p->recv_credit -= RTS_COST;
+    *dest = with_cma ? p->rx_cma : NULL;
+    return 0;
+}
+
+static int rts_arrived(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+{
+    wio_cma_desc cma;
+    int with_cma = (h->flags & WIO_FF_CMA) != 0;
+    if (with_cma)
+        wio_cma_decode(p->rx_cma, &cma);
     wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
         release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
-        recv_matched_rts(e, p, r, h->aux, h->id);
+        recv_matched_rts(e, p, r, h->aux, h->id, with_cma ? &cma : NULL);
         return 0;
     }
     wio_unexp *ux = calloc(1, sizeof *ux);
@@ -549,6 +625,9 @@ static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
     ux->tag = h->tag;
     ux->len = h->aux;
     ux->remote_id = h->id;
+    ux->has_cma = with_cma;
+    if (with_cma)
+        ux->cma = cma;
     wio_list_insert_tail(&e->unexpected, &ux->link);
     return 0;
 }
@@ -559,6 +638,12 @@ static int begin_cts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
     if (!s || s->kind != WIO_REQ_SEND || s->state != WIO_RS_SEND_RTS || s->peer_id != p->id)
         return -1;
     if (h->flags & WIO_FF_TRUNC) { /* the receiver reports the truncation; the send succeeded */
+        wio_req_complete(s, 0);
+        return 0;
+    }
+    if (h->flags & WIO_FF_CMA) { /* the receiver read the message from our buffer */
+        if (!s->cma_offered)
+            return -1;
         wio_req_complete(s, 0);
         return 0;
     }
@@ -607,7 +692,7 @@ static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_
     *dest = NULL;
     switch (h->type) {
     case WIO_FT_EAGER: return begin_eager(e, p, h, dest);
-    case WIO_FT_RTS: return begin_rts(e, p, h);
+    case WIO_FT_RTS: return begin_rts(e, p, h, dest);
     case WIO_FT_CTS: return begin_cts(e, p, h);
     case WIO_FT_DATA: return begin_data(e, p, h, dest);
     case WIO_FT_CREDIT:
@@ -650,6 +735,10 @@ static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
                 deliver_unexpected(e, ux->waiting, ux);
         }
         break;
+    case WIO_FT_RTS:
+        p->rx_req = NULL;
+        p->rx_unexp = NULL;
+        return rts_arrived(e, p, h);
     case WIO_FT_DATA:
         if (p->rx_req) {
             p->rx_req->received += h->len;
@@ -997,9 +1086,11 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
         if (ux->kind == WIO_UX_RTS) {
             wio_peer *p = e->peers[ux->peer_id];
             uint64_t len_total = ux->len, sender = ux->remote_id;
+            wio_cma_desc cma = ux->cma;
+            int has_cma = ux->has_cma;
             unexp_free(e, ux);
             release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
-            recv_matched_rts(e, p, r, len_total, sender);
+            recv_matched_rts(e, p, r, len_total, sender, has_cma ? &cma : NULL);
         } else if (ux->complete) {
             deliver_unexpected(e, r, ux);
         } else {
@@ -1106,6 +1197,9 @@ static int all_sends_flushed(void *arg)
 int wio_engine_finalize(wio_engine *e)
 {
     e->finalizing = 1;
+    wio_debug("finalize: %llu frames in, %llu out; %llu messages (%llu bytes) read by single copy",
+              (unsigned long long)e->frames_in, (unsigned long long)e->frames_out,
+              (unsigned long long)e->single_copies, (unsigned long long)e->single_copy_bytes);
     double deadline = wio_now() + e->cfg.finalize_timeout;
     /* frames already handed to the kernel-side queues go out first, then BYE, then we wait
      * for each peer to close its side, so no data in flight is cut off by a reset */
@@ -1198,6 +1292,9 @@ int wio_engine_start(wio_engine *e)
         e->max_conns = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : 64; /* keep some for the program */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
+    /* Two copies through a ring overlap when both ends have a core (and then beat the kernel's
+     * page pinning on the machines measured); one copy wins when they must take turns. */
+    e->single_copy = wio_cma_supported() && (e->cfg.single_copy == -1 ? e->oversubscribed : e->cfg.single_copy);
     int rc = transport_table[0]->start(e);
     if (rc)
         return rc;

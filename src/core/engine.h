@@ -10,6 +10,7 @@
 #include "core/common.h"
 #include "core/frame.h"
 #include "core/list.h"
+#include "transport/cma.h"
 #include "transport/transport.h"
 
 struct wio_tcp;
@@ -61,7 +62,12 @@ typedef struct wio_peer {
     /* where the payload of the frame being received from this peer goes */
     struct wio_req_impl *rx_req;
     struct wio_unexp *rx_unexp;
+    uint8_t rx_cma[WIO_CMA_DESC_LEN]; /* the single-copy descriptor of the RTS being received */
+    int cma_state;               /* reading this peer's memory: WIO_CMA_* */
 } wio_peer;
+
+/* Single copy from a peer (cma.c): not tried yet, its pid proved right, or off for good. */
+enum { WIO_CMA_UNKNOWN = 0, WIO_CMA_OK = 1, WIO_CMA_OFF = -1 };
 
 enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
 
@@ -96,6 +102,9 @@ typedef struct wio_req_impl {
     uint64_t remote_id;      /* the peer's request id (rendezvous) */
     struct wio_unexp *unexp; /* WIO_RS_RECV_UNEXP */
     int cts_trunc;
+    uint8_t cma_offered;     /* send: the RTS carries a single-copy descriptor */
+    uint8_t cma_done;        /* receive: the data was read from the sender's memory */
+    uint8_t cma_wire[WIO_CMA_DESC_LEN]; /* send: that descriptor, encoded */
     waitio_status_t status;
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
 } wio_req_impl;
@@ -110,6 +119,8 @@ typedef struct wio_unexp {
     uint64_t tag;
     uint64_t len;
     uint64_t remote_id;      /* RTS: the sender's request id */
+    int has_cma;             /* RTS: the sender offered single copy */
+    wio_cma_desc cma;
     uint8_t *data;           /* EAGER */
     int complete;            /* EAGER payload fully arrived */
     wio_req_impl *waiting;   /* receive matched while the payload was still arriving */
@@ -138,6 +149,7 @@ typedef struct wio_engine {
     size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
     uint32_t max_conns;      /* open connections above which idle ones are closed */
     int use_tcp, use_shm;    /* WAITIO_TRANSPORTS */
+    int single_copy;         /* offer and accept single-copy rendezvous between local processes */
     uint64_t use_tick;       /* counts frames, orders peers by last use */
     int finalizing;
     double init_seconds;
@@ -157,6 +169,7 @@ typedef struct wio_engine {
     wio_list groups;
     /* counters */
     uint64_t frames_in, frames_out;
+    uint64_t single_copies, single_copy_bytes;
 } wio_engine;
 
 extern wio_engine *wio_engine_current;

@@ -41,6 +41,7 @@ enum wio_frame_type {
 #define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
 #define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection */
 #define WIO_FF_SHM 0x0020u     /* HELLO, HELLO_ACK: same host, shared memory wanted / offered */
+#define WIO_FF_CMA 0x0040u     /* RTS: a single-copy descriptor follows; CTS: the data was read */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
@@ -49,6 +50,7 @@ enum wio_frame_type {
 #define WIO_TABLE_MAX (256u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
+#define WIO_RTS_PAYLOAD_MAX 32u /* RTS: the single-copy descriptor (transport/cma.h) */
 
 typedef struct wio_frame_hdr {
     uint8_t type;

@@ -150,12 +150,14 @@ int wio_shm_attach(const char *name, size_t ring_size, wio_shm_seg **out)
         return wio_fail(WAITIO_ERR_SYS, "mmap of %s: %s", name, strerror(e));
     seg_hdr *h = base;
     atomic_thread_fence(memory_order_acquire);
-    wio_shm_seg *s = NULL;
-    if (h->magic != SHM_MAGIC || h->version != SHM_VERSION || h->ring_size != ring_size ||
-        !(s = calloc(1, sizeof *s))) {
+    if (h->magic != SHM_MAGIC || h->version != SHM_VERSION || h->ring_size != ring_size) {
         munmap(base, len);
-        return s ? WAITIO_ERR_NOMEM
-                 : wio_fail(WAITIO_ERR_PROTO, "shared-memory segment %s is not a WaitIO segment", name);
+        return wio_fail(WAITIO_ERR_PROTO, "shared-memory segment %s is not a WaitIO segment", name);
+    }
+    wio_shm_seg *s = calloc(1, sizeof *s);
+    if (!s) {
+        munmap(base, len);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory attaching shared-memory segment %s", name);
     }
     s->hdr = h;
     s->map_len = len;

@@ -48,8 +48,16 @@ static void test_rejects(void)
     CHECK(decode_fails(bad));
     bad[5] = WIO_FT_MAX_;
     CHECK(decode_fails(bad));
-    /* control frames carry no payload */
+    /* control frames carry no payload; an RTS at most the single-copy descriptor */
+    h.type = WIO_FT_CTS;
     h.len = 1;
+    wio_frame_encode(&h, bad);
+    CHECK(decode_fails(bad));
+    h.type = WIO_FT_RTS;
+    h.len = WIO_RTS_PAYLOAD_MAX;
+    wio_frame_encode(&h, bad);
+    CHECK(!decode_fails(bad));
+    h.len = WIO_RTS_PAYLOAD_MAX + 1;
     wio_frame_encode(&h, bad);
     CHECK(decode_fails(bad));
     /* per-type bounds */
