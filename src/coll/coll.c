@@ -34,13 +34,12 @@ typedef struct coll_op {
 
 static int op_begin(coll_op *c, wio_engine *e, wio_group *g)
 {
+    *c = (coll_op){.e = e, .g = g}; /* defined even on failure (gcc -O3 cannot tell) */
     if (!g)
         return wio_fail(WAITIO_ERR_GROUP, "NULL group");
     if (g->my_rank == WAITIO_UNDEFINED)
         return wio_fail(WAITIO_ERR_NOT_MEMBER, "collective on group %u: not a member",
                         (unsigned)g->gid);
-    c->e = e;
-    c->g = g;
     c->tag = g->coll_seq++;
     return 0;
 }
