@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""compare_report.py — turns bench/compare's raw results into docs/performance.md and the plots.
+
+Usage: compare_report.py TMPDIR OUTDIR
+TMPDIR holds KIND.CONFIG.RUN.csv (waitio-bench/mpi_bench CSV rows, benchmark column = CONFIG),
+KIND.CONFIG.err (why a configuration could not run) and `meta` (key=value lines). Writes
+OUTDIR/performance.md and OUTDIR/img/{latency,bandwidth}.png (the plots are skipped, with a note
+in the Markdown, when matplotlib cannot be imported). Medians over the runs; nothing is invented:
+a missing figure is printed as "n/a" and the configuration's error is quoted.
+"""
+import csv
+import glob
+import os
+import statistics
+import sys
+
+CONFIGS = {
+    "waitio-shm": ("WaitIO shm", "2 PBs of 1 process, default transports (shared memory)",
+                   "waitiorun -- waitio-bench MODE : -- waitio-bench MODE"),
+    "waitio-tcp": ("WaitIO tcp", "2 PBs of 1 process, TCP only",
+                   "WAITIO_TRANSPORTS=tcp waitiorun -- waitio-bench MODE : -- waitio-bench MODE"),
+    "ompi-shm": ("Open MPI shm", "ranks 0 and 1 of one job, default (vader shared memory)",
+                 "mpirun.openmpi --oversubscribe -np 2 mpi_bench MODE"),
+    "ompi-tcp": ("Open MPI tcp", "ranks 0 and 1 of one job, TCP forced",
+                 "mpirun.openmpi --oversubscribe --mca btl tcp,self --mca pml ob1 -np 2 mpi_bench MODE"),
+    "mpich-shm": ("MPICH shm", "ranks 0 and 1 of one job, default (ch4 shared memory)",
+                  "mpirun.mpich -np 2 mpi_bench MODE"),
+    "ompi-connect": ("Open MPI connect/accept",
+                     "two separately launched 1-rank jobs, MPI_Open_port / MPI_Comm_accept / "
+                     "MPI_Comm_connect, intercommunicator (TCP: vader cannot reach another job)",
+                     "ompi-server --no-daemonize --report-uri URI; then twice "
+                     "mpirun.openmpi --ompi-server file:URI --bind-to none -np 1 mpi_bench "
+                     "connect[-stream] --role accept|connect --port-file F"),
+    "raw-tcp": ("raw TCP", "one 127.0.0.1 socket, TCP_NODELAY, receiver polls",
+                "waitio-bench raw-pingpong / raw-stream (forks its peer)"),
+}
+PAIR_CONFIGS = {
+    "waitio-shm-1pb": ("WaitIO shm, 1 PB", "1 PB of 4 processes, rank r with r^1",
+                       "waitiorun -- waitio-bench pairs --procs 4"),
+    "waitio-shm-2pb": ("WaitIO shm, 2 PBs", "2 PBs of 2 processes, rank i of PB 0 with rank i of PB 1",
+                       "waitiorun -- waitio-bench pairs --procs 2 : -- waitio-bench pairs --procs 2"),
+    "waitio-tcp-2pb": ("WaitIO tcp, 2 PBs", "as above, TCP only",
+                       "WAITIO_TRANSPORTS=tcp waitiorun -- waitio-bench pairs --procs 2 : -- ..."),
+    "ompi-shm-adjacent": ("Open MPI, r^1", "one job of 4 ranks, rank r with r^1",
+                          "mpirun.openmpi --oversubscribe -np 4 mpi_bench pairs --pairing adjacent"),
+    "ompi-shm-half": ("Open MPI, r+N/2", "one job of 4 ranks, rank r with r+2",
+                      "mpirun.openmpi --oversubscribe -np 4 mpi_bench pairs --pairing half"),
+    "mpich-shm-adjacent": ("MPICH, r^1", "one job of 4 ranks, rank r with r^1",
+                           "mpirun.mpich -np 4 mpi_bench pairs --pairing adjacent"),
+    "mpich-shm-half": ("MPICH, r+N/2", "one job of 4 ranks, rank r with r+2",
+                       "mpirun.mpich -np 4 mpi_bench pairs --pairing half"),
+}
+# (numerator, denominator): ratio tables; latency ratios < 1 and bandwidth ratios > 1 favour
+# the numerator.
+RATIOS = [("waitio-shm", "ompi-shm"), ("waitio-shm", "mpich-shm"), ("waitio-shm", "ompi-connect"),
+          ("waitio-shm", "waitio-tcp"), ("waitio-tcp", "raw-tcp"), ("waitio-tcp", "ompi-tcp")]
+PAIR_RATIOS = [("waitio-shm-1pb", "ompi-shm-adjacent"), ("waitio-shm-1pb", "mpich-shm-adjacent"),
+               ("waitio-shm-2pb", "ompi-shm-half"), ("waitio-shm-2pb", "mpich-shm-half")]
+
+
+def load(tmp):
+    """{kind: {config: {bytes: [(half_us or None, max_us or None, mb_per_s, iterations)]}}}"""
+    data = {}
+    for path in glob.glob(os.path.join(tmp, "*.*.*.csv")):
+        kind = os.path.basename(path).split(".")[0]
+        names = ["benchmark", "bytes", "iterations", "pairs", "half_rtt_us", "max_half_rtt_us", "mb_per_s"]
+        with open(path) as f:
+            for row in csv.DictReader(f, fieldnames=names):
+                half = float(row["half_rtt_us"]) if row["half_rtt_us"] else None
+                mx = float(row["max_half_rtt_us"]) if row["max_half_rtt_us"] else None
+                cell = data.setdefault(kind, {}).setdefault(row["benchmark"], {})
+                cell.setdefault(int(row["bytes"]), []).append(
+                    (half, mx, float(row["mb_per_s"]), int(row["iterations"])))
+    return data
+
+
+def errors(tmp):
+    """{(kind, config): error text}"""
+    out = {}
+    for path in glob.glob(os.path.join(tmp, "*.*.err")):
+        kind, config = os.path.basename(path)[:-4].split(".", 1)
+        with open(path) as f:
+            out[(kind, config)] = " ".join(line.strip() for line in f if line.strip())
+    return out
+
+
+def median(cells, index):
+    values = [c[index] for c in cells if c[index] is not None]
+    return statistics.median(values) if values else None
+
+
+def size_label(b):
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= n and b % n == 0:
+            return f"{b // n} {unit}"
+    return f"{b} B"
+
+
+def fmt(v, kind="us"):
+    if v is None:
+        return "n/a"
+    if kind == "ratio":
+        return f"{v:.2f}"
+    if kind == "mbs":
+        return f"{v:.2f}" if v < 10 else f"{v:.0f}"
+    return f"{v:.2f}" if v < 1000 else f"{v:.0f}"
+
+
+def figures(data, kind, index):
+    """{config: {bytes: median}} for column `index` (0 half-RTT, 1 max, 2 MB/s)."""
+    return {c: {b: median(cells, index) for b, cells in per.items()}
+            for c, per in data.get(kind, {}).items()}
+
+
+def table(title, figs, configs, labels, unit, kind):
+    sizes = sorted({b for c in configs for b in figs.get(c, {})})
+    if not sizes:
+        return [f"*{title}: no configuration produced figures.*", ""]
+    cols = [c for c in configs if c in figs]
+    lines = [f"**{title}**", "",
+             "| size | " + " | ".join(f"{labels[c][0]} {unit}" for c in cols) + " |",
+             "|---:" * (len(cols) + 1) + "|"]
+    for b in sizes:
+        lines.append(f"| {size_label(b)} | " + " | ".join(fmt(figs[c].get(b), kind) for c in cols) + " |")
+    return lines + [""]
+
+
+def ratio_table(title, figs, pairs, labels):
+    usable = [(a, b) for a, b in pairs if a in figs and b in figs]
+    missing = [(a, b) for a, b in pairs if (a, b) not in usable]
+    sizes = sorted({s for a, b in usable for s in figs[a] if s in figs[b]})
+    lines = [f"**{title}**", ""]
+    if usable and sizes:
+        lines += ["| size | " + " | ".join(f"{labels[a][0]} / {labels[b][0]}" for a, b in usable) + " |",
+                  "|---:" * (len(usable) + 1) + "|"]
+        for s in sizes:
+            cells = []
+            for a, b in usable:
+                x, y = figs[a].get(s), figs[b].get(s)
+                cells.append(fmt(x / y if x is not None and y else None, "ratio"))
+            lines.append(f"| {size_label(s)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    for a, b in missing:
+        lines.append(f"- {labels[a][0]} / {labels[b][0]}: not available (a configuration did not run).")
+    if missing:
+        lines.append("")
+    return lines
+
+
+def iterations_note(data):
+    """One line on the iteration counts (they are the same for every configuration)."""
+    per = {}
+    for kind, confs in data.items():
+        for c, sizes in confs.items():
+            for b, cells in sizes.items():
+                per.setdefault((kind, b), set()).add(cells[0][3])
+    mismatched = sorted({k for k, v in per.items() if len(v) > 1})
+    if mismatched:
+        return f"Iteration counts differ between configurations for {mismatched} (should not happen)."
+    return "Every configuration ran the same iteration counts per size (the CSV's iterations column)."
+
+
+def plot(data, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return f"Plots skipped: matplotlib cannot be imported ({e})."
+    lat = figures(data, "pingpong", 0)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for c in CONFIGS:
+        if c in lat:
+            xs = sorted(b for b in lat[c] if lat[c][b] is not None)
+            ax.plot(xs, [lat[c][b] for b in xs], marker="o", markersize=3, label=CONFIGS[c][0])
+    ax.set(xscale="log", yscale="log", xlabel="message size (bytes)", ylabel="half round trip (µs)",
+           title="Ping-pong latency, 2 processes on this host (lower is better)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "img", "latency.png"), dpi=110)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
+    for ax, kind, title in ((axes[0], "pingpong", "ping-pong"), (axes[1], "stream", "streaming, window 16")):
+        bw = figures(data, kind, 2)
+        for c in CONFIGS:
+            if c in bw:
+                xs = sorted(bw[c])
+                ax.plot(xs, [bw[c][b] for b in xs], marker="o", markersize=3, label=CONFIGS[c][0])
+        ax.set(xscale="log", yscale="log", xlabel="message size (bytes)", title=f"Bandwidth, {title}")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("MB/s (10^6 B/s, higher is better)")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "img", "bandwidth.png"), dpi=110)
+    plt.close(fig)
+    return None
+
+
+def main():
+    tmp, out = sys.argv[1], sys.argv[2]
+    with open(os.path.join(tmp, "meta")) as f:
+        meta = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    data, errs = load(tmp), errors(tmp)
+    labels = {**CONFIGS, **PAIR_CONFIGS}
+    pp_lat, pp_bw = figures(data, "pingpong", 0), figures(data, "pingpong", 2)
+    st_bw = figures(data, "stream", 2)
+    pr_lat, pr_max, pr_bw = figures(data, "pairs", 0), figures(data, "pairs", 1), figures(data, "pairs", 2)
+    plot_note = plot(data, out)
+    L = ["# Performance: WaitIO beside MPI and raw sockets", "",
+         "<!-- generated by bench/compare; do not edit by hand: run it again -->", "",
+         f"Generated by `{meta['cmdline']}` on {meta['started']} ({meta['elapsed']} s of measurements).",
+         "How each configuration is launched and what is measured: [benchmarks.md](benchmarks.md#benchmark-compare).",
+         "",
+         f"- machine: `{meta['host']}`, {meta['cores']} cores ({meta['cpu']}), {meta['kernel']}",
+         f"- Open MPI: {meta['ompi']}; MPICH: {meta['mpich']}; WaitIO: `{meta['waitio']}`",
+         f"- medians of {meta['runs']} run(s); configurations interleaved inside every run",
+         f"- {iterations_note(data)} Multi-pair runs use {meta['pair_scale']}x the adapted counts "
+         f"({2 * int(meta['pair_procs'])} processes on {meta['cores']} cores).",
+         "- data checked byte by byte on the first and the last exchange of every size, on every side;"
+         " a configuration that failed prints no figure",
+         "- half-RTT: half round trip in µs; MB/s: 10^6 bytes per second; ratios of latency below 1"
+         " and ratios of bandwidth above 1 favour the first configuration", ""]
+    L += ["## Configurations", "", "| name | what | launched as |", "|---|---|---|"]
+    L += [f"| {v[0]} | {v[1]} | `{v[2]}` |" for v in CONFIGS.values()]
+    L += [""]
+    if errs:
+        L += ["## Unavailable", ""]
+        L += [f"- {kind} / {labels.get(c, (c,))[0]}: {text}" for (kind, c), text in sorted(errs.items())]
+        L += [""]
+    L += ["## Ping-pong (2 processes)", ""]
+    if plot_note:
+        L += [plot_note, ""]
+    else:
+        L += ["![latency](img/latency.png)", "", "![bandwidth](img/bandwidth.png)", ""]
+    L += table("Half round trip", pp_lat, CONFIGS, labels, "µs", "us")
+    L += table("Bandwidth (size / half round trip)", pp_bw, CONFIGS, labels, "MB/s", "mbs")
+    L += ratio_table("Latency ratios (half round trip)", pp_lat, RATIOS, labels)
+    L += ratio_table("Bandwidth ratios", pp_bw, RATIOS, labels)
+    L += ["## Streaming (window of 16 messages in flight, 1-byte ack per window)", ""]
+    L += table("Bandwidth", st_bw, CONFIGS, labels, "MB/s", "mbs")
+    L += ratio_table("Bandwidth ratios", st_bw, RATIOS, labels)
+    L += ["## All pairs at once", "",
+          "Every process ping-pongs with its partner at the same time (start synchronised per size);"
+          " latency: mean half round trip over the pairs (max: the slowest pair); bandwidth: sum"
+          " over the pairs.", "",
+          "| name | what | launched as |", "|---|---|---|"]
+    L += [f"| {v[0]} | {v[1]} | `{v[2]}` |" for v in PAIR_CONFIGS.values()]
+    L += [""]
+    L += table("Mean half round trip", pr_lat, PAIR_CONFIGS, labels, "µs", "us")
+    L += table("Slowest pair's half round trip", pr_max, PAIR_CONFIGS, labels, "µs", "us")
+    L += table("Aggregate bandwidth", pr_bw, PAIR_CONFIGS, labels, "MB/s", "mbs")
+    L += ratio_table("Latency ratios (mean half round trip)", pr_lat, PAIR_RATIOS, labels)
+    L += ratio_table("Aggregate bandwidth ratios", pr_bw, PAIR_RATIOS, labels)
+    with open(os.path.join(out, "performance.md"), "w") as f:
+        f.write("\n".join(L).rstrip() + "\n")
+
+
+if __name__ == "__main__":
+    main()
