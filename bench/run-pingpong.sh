@@ -12,6 +12,8 @@
 #   other options go to both waitio-bench runs: --min/--max/--sizes/--factor/--iters/--warmup/
 #   --window; --block and --chunk B go to the raw runs only (receiver blocks instead of polling;
 #   sender sends at most B bytes per send() call instead of the whole message)
+# WaitIO runs over TCP (WAITIO_TRANSPORTS=tcp unless set), so that both sides cross the same
+# kernel path; bench/compare puts WaitIO's shared memory beside MPI.
 # Each WaitIO or raw run is stopped after 600 s. Exits non-zero if any run fails (a data-verification
 # failure or a timeout included).
 set -euo pipefail
@@ -42,6 +44,7 @@ for f in "$B" "$W"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export WAITIO_TRANSPORTS=${WAITIO_TRANSPORTS:-tcp}
 
 for ((run = 1; run <= runs; run++)); do
   for kind in $kinds; do
@@ -56,7 +59,7 @@ if [ -n "$csvdir" ]; then
 fi
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) cores, Linux $(uname -r);" \
-  "WaitIO: 2 PBs x 1 process over loopback TCP; raw: the same loop on one 127.0.0.1 socket" \
+  "WaitIO: 2 PBs x 1 process, WAITIO_TRANSPORTS=$WAITIO_TRANSPORTS; raw: the same loop on one 127.0.0.1 socket" \
   "($raw_how; sender sends whole messages$raw_chunk)"
 [ "$runs" -gt 1 ] && echo "# medians of $runs runs (WaitIO and raw alternating)"
 python3 - "$tmp" "$runs" "$kinds" <<'PY'

@@ -70,6 +70,18 @@ static void seg_init_view(wio_shm_seg *s, int creator)
     s->rx_data = base + DATA_OFFSET + (size_t)s->rx * s->size;
 }
 
+/* Maps with the page tables filled in: otherwise the first laps through the rings take a page
+ * fault every 4 KiB on both sides, inside the timed path (measured: 477 minor faults per process
+ * during 40000 8-byte round trips; none with MAP_POPULATE). */
+static void *map_segment(int fd, size_t len)
+{
+    int flags = MAP_SHARED;
+#ifdef MAP_POPULATE
+    flags |= MAP_POPULATE;
+#endif
+    return mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+}
+
 int wio_shm_create(size_t ring_size, wio_shm_seg **out, char name[WIO_SHM_NAME_MAX])
 {
     if (ring_size < WIO_SHM_RING_MIN || ring_size > WIO_SHM_RING_MAX || (ring_size & (ring_size - 1)))
@@ -86,18 +98,21 @@ int wio_shm_create(size_t ring_size, wio_shm_seg **out, char name[WIO_SHM_NAME_M
     if (fd < 0)
         return wio_fail(WAITIO_ERR_SYS, "shm_open(%s): %s", nm, strerror(errno));
     size_t len = DATA_OFFSET + 2 * ring_size;
-    void *base = MAP_FAILED;
-    if (ftruncate(fd, (off_t)len) == 0)
-        base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int e = errno;
+    /* The pages are allocated now: a sparse segment on a full /dev/shm would kill us with
+     * SIGBUS at the first write instead of failing here, where the connection can stay on the
+     * socket. */
+    int e = ftruncate(fd, (off_t)len) == 0 ? posix_fallocate(fd, 0, (off_t)len) : errno;
+    void *base = e ? MAP_FAILED : map_segment(fd, len);
+    if (!e && base == MAP_FAILED)
+        e = errno;
     close(fd);
     wio_shm_seg *s = base == MAP_FAILED ? NULL : calloc(1, sizeof *s);
     if (!s) {
         if (base != MAP_FAILED)
             munmap(base, len);
         shm_unlink(nm);
-        return wio_fail(WAITIO_ERR_SYS, "cannot map a %zu-byte shared-memory segment: %s", len,
-                        strerror(base == MAP_FAILED ? e : ENOMEM));
+        return wio_fail(WAITIO_ERR_SYS, "cannot allocate a %zu-byte shared-memory segment in "
+                        "/dev/shm: %s", len, strerror(base == MAP_FAILED ? e : ENOMEM));
     }
     s->hdr = base;
     s->map_len = len;
@@ -143,7 +158,7 @@ int wio_shm_attach(const char *name, size_t ring_size, wio_shm_seg **out)
         close(fd);
         return wio_fail(WAITIO_ERR_PROTO, "shared-memory segment %s has the wrong size", name);
     }
-    void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *base = map_segment(fd, len);
     int e = errno;
     close(fd);
     if (base == MAP_FAILED)
