@@ -15,64 +15,43 @@
  *                                            writes its port name to F, the other reads it
  *
  * The measurement (pattern bytes, seeds, warm-up, checked first and last exchange, timing
- * around the timed loop only, iteration counts per size) mirrors bench/waitio_bench.c exactly;
- * only the "move one message" primitives are MPI calls. Every MPI call is checked
+ * around the timed loop only, iteration counts per size, CSV) is bench/bench_core.h, the same
+ * code as bench/waitio_bench.c runs; only the "move one message" primitives are MPI calls. Every MPI call is checked
  * (MPI_ERRORS_RETURN) and any failure, wrong byte or timeout exits non-zero without a figure.
  */
 #include <errno.h>
 #include <mpi.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MAX_SIZES 64
-#define TAG_PING 1
-#define TAG_PONG 2
-#define TAG_STREAM 3
-#define TAG_ACK 4
+#define BENCH_PROGRAM "mpi_bench"
+#include "bench_core.h"
 
 enum kind { KIND_PINGPONG, KIND_STREAM, KIND_PAIRS, KIND_CONNECT, KIND_CONNECT_STREAM };
-enum pairing { PAIRING_ADJACENT, PAIRING_HALF };
 
 typedef struct opts {
-    size_t sizes[MAX_SIZES];
-    int nsizes;
-    long iters;        /* timed iterations per size; 0 = adapted to the size */
-    double iter_scale; /* factor on the adapted counts */
-    long warmup;
-    int window;
-    int pairing;
-    int csv;
-    int time_limit;    /* seconds */
+    measure_opts measure; /* shared with waitio-bench (pairing: AUTO is adjacent here) */
     const char *name;  /* the CSV's benchmark column */
     const char *role;  /* connect: "accept" or "connect" */
     const char *port_file;
 } opts;
 
 /* One end of a pair: a communicator (intra- or inter-) and the partner's rank in it. */
-typedef struct channel {
+struct channel {
     MPI_Comm comm;
     int peer;
     MPI_Request *reqs; /* streaming window */
     MPI_Status *stats; /* (not MPI_STATUSES_IGNORE: MPICH's header makes GCC warn about it) */
-} channel;
-
-typedef struct result {
-    size_t size;
-    long count;
-    int pairs;
-    double half_us, max_us, mbs;
-} result;
+};
 
 /* ---- errors ---- */
 
-static void die(const char *what)
+static _Noreturn void bench_fail(const char *msg)
 {
-    fprintf(stderr, "mpi_bench: %s\n", what);
+    fprintf(stderr, "mpi_bench: %s\n", msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);
 }
@@ -89,59 +68,12 @@ static void check(int rc, const char *what)
     exit(1);
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
-
-/* ---- time and data: identical to waitio_bench.c ---- */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long timed_iterations(const opts *o, size_t size)
-{
-    if (o->iters > 0)
-        return o->iters;
-    long base = size <= 4096 ? 20000 : size <= (64u << 10) ? 5000 : size <= (1u << 20) ? 500 : 60;
-    long scaled = (long)((double)base * o->iter_scale);
-    return scaled < 5 ? 5 : scaled;
-}
-
-static uint8_t pattern_byte(size_t i, unsigned seed)
-{
-    return (uint8_t)(i * 131u + (i >> 8) * 7u + seed);
-}
-
-static void fill_pattern(uint8_t *b, size_t n, unsigned seed)
-{
-    for (size_t i = 0; i < n; i++)
-        b[i] = pattern_byte(i, seed);
-}
-
-static void check_pattern(const uint8_t *b, size_t n, unsigned seed, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (b[i] != pattern_byte(i, seed)) {
-            fprintf(stderr, "mpi_bench: %s of %zu bytes: byte %zu is %u, expected %u\n", what, n, i,
-                    b[i], pattern_byte(i, seed));
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-}
-
 /* ---- primitives ---- */
 
 static int as_count(size_t n)
 {
     if (n > (size_t)0x7fffffff)
-        die("message larger than an int count");
+        bench_fail("message larger than an int count");
     return (int)n;
 }
 
@@ -157,7 +89,21 @@ static void ch_recv(channel *c, uint8_t *b, size_t n, int tag)
     check(MPI_Recv(b, as_count(n), MPI_BYTE, c->peer, tag, c->comm, &st), "MPI_Recv");
     check(MPI_Get_count(&st, MPI_BYTE, &got), "MPI_Get_count");
     if ((size_t)got != n)
-        die("MPI receive completed with the wrong length");
+        bench_fail("MPI receive completed with the wrong length");
+}
+
+static void ch_open_window(channel *c, int w)
+{
+    c->reqs = xmalloc(sizeof *c->reqs * (size_t)w);
+    c->stats = xmalloc(sizeof *c->stats * (size_t)w);
+}
+
+static void ch_close_window(channel *c)
+{
+    free(c->reqs);
+    free(c->stats);
+    c->reqs = NULL;
+    c->stats = NULL;
 }
 
 static void ch_window(channel *c, uint8_t *buf, size_t size, int w, int sending)
@@ -171,178 +117,15 @@ static void ch_window(channel *c, uint8_t *buf, size_t size, int w, int sending)
     check(MPI_Waitall(w, c->reqs, c->stats), "MPI_Waitall (stream)");
 }
 
-/* ---- output: the CSV of waitio-bench ---- */
-
-static void print_header(const opts *o, int is_pingpong)
+/* pairs: MPI's own collectives where waitio-bench sends messages to and from rank 0. */
+static void ch_barrier(channel *c)
 {
-    if (o->csv)
-        printf("benchmark,bytes,iterations,pairs,half_rtt_us,max_half_rtt_us,mb_per_s\n");
-    else if (is_pingpong)
-        printf("# %s\n# %10s %10s %5s %12s %12s %12s\n", o->name, "bytes", "iters", "pairs",
-               "half-RTT us", "max us", "MB/s");
-    else
-        printf("# %s\n# %10s %10s %12s\n", o->name, "bytes", "messages", "MB/s");
+    check(MPI_Barrier(c->comm), "MPI_Barrier");
 }
 
-static void print_row(const opts *o, const result *r)
+static void ch_gather(channel *c, double value, double *all)
 {
-    if (o->csv && r->half_us >= 0)
-        printf("%s,%zu,%ld,%d,%.3f,%.3f,%.3f\n", o->name, r->size, r->count, r->pairs, r->half_us,
-               r->max_us, r->mbs);
-    else if (o->csv)
-        printf("%s,%zu,%ld,%d,,,%.3f\n", o->name, r->size, r->count, r->pairs, r->mbs);
-    else if (r->half_us >= 0)
-        printf("  %10zu %10ld %5d %12.2f %12.2f %12.1f\n", r->size, r->count, r->pairs, r->half_us,
-               r->max_us, r->mbs);
-    else
-        printf("  %10zu %10ld %12.1f\n", r->size, r->count, r->mbs);
-    fflush(stdout);
-}
-
-/* ---- the measurements ---- */
-
-static void pingpong_once(channel *c, int leader, uint8_t *buf, size_t size, unsigned seed)
-{
-    if (leader) {
-        if (seed)
-            fill_pattern(buf, size, seed);
-        ch_send(c, buf, size, TAG_PING);
-        if (seed)
-            memset(buf, 0, size);
-        ch_recv(c, buf, size, TAG_PONG);
-        if (seed)
-            check_pattern(buf, size, seed + 1, "ping-pong reply");
-    } else {
-        if (seed)
-            memset(buf, 0, size);
-        ch_recv(c, buf, size, TAG_PING);
-        if (seed) {
-            check_pattern(buf, size, seed, "ping-pong message");
-            fill_pattern(buf, size, seed + 1);
-        }
-        ch_send(c, buf, size, TAG_PONG);
-    }
-}
-
-/* Warm-up, timed loop, checked last exchange; `sync` (MPI_COMM_NULL: none) is barriered on
- * right before the clock starts. Returns the half round trip in seconds. */
-static double pingpong_size(channel *c, int leader, const opts *o, int s, uint8_t *buf, MPI_Comm sync)
-{
-    size_t size = o->sizes[s];
-    long it = timed_iterations(o, size);
-    for (long i = 0; i < o->warmup; i++)
-        pingpong_once(c, leader, buf, size, i == 0 ? (unsigned)(2 * s + 1) : 0);
-    if (sync != MPI_COMM_NULL)
-        check(MPI_Barrier(sync), "MPI_Barrier");
-    double t0 = now();
-    for (long i = 0; i < it; i++)
-        pingpong_once(c, leader, buf, size, 0);
-    double half = (now() - t0) / (double)it / 2;
-    pingpong_once(c, leader, buf, size, (unsigned)(2 * s + 101));
-    return half;
-}
-
-static void pingpong(channel *c, int leader, const opts *o)
-{
-    uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1]);
-    if (leader)
-        print_header(o, 1);
-    for (int s = 0; s < o->nsizes; s++) {
-        double half = pingpong_size(c, leader, o, s, buf, MPI_COMM_NULL);
-        result r = {o->sizes[s], timed_iterations(o, o->sizes[s]), 1, half * 1e6, half * 1e6,
-                    (double)o->sizes[s] / half / 1e6};
-        if (leader)
-            print_row(o, &r);
-    }
-    free(buf);
-}
-
-static void stream_once(channel *c, int leader, uint8_t *buf, size_t size, int w, unsigned seed)
-{
-    uint8_t ack = 0;
-    if (seed) {
-        for (int j = 0; j < w; j++) {
-            uint8_t *slot = buf + (size_t)j * size;
-            if (leader)
-                fill_pattern(slot, size, seed + (unsigned)j);
-            else
-                memset(slot, 0, size);
-        }
-    }
-    ch_window(c, buf, size, w, leader);
-    if (seed && !leader)
-        for (int j = 0; j < w; j++)
-            check_pattern(buf + (size_t)j * size, size, seed + (unsigned)j, "streamed message");
-    if (leader)
-        ch_recv(c, &ack, 1, TAG_ACK);
-    else
-        ch_send(c, &ack, 1, TAG_ACK);
-}
-
-static void stream(channel *c, int leader, const opts *o)
-{
-    int w = o->window;
-    uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1] * (size_t)w);
-    c->reqs = xmalloc(sizeof *c->reqs * (size_t)w);
-    c->stats = xmalloc(sizeof *c->stats * (size_t)w);
-    if (leader)
-        print_header(o, 0);
-    for (int s = 0; s < o->nsizes; s++) {
-        size_t size = o->sizes[s];
-        long rounds = timed_iterations(o, size) / w + 2;
-        stream_once(c, leader, buf, size, w, (unsigned)(3 * s + 1));
-        double t0 = now();
-        for (long k = 0; k < rounds; k++)
-            stream_once(c, leader, buf, size, w, 0);
-        double secs = now() - t0;
-        stream_once(c, leader, buf, size, w, (unsigned)(3 * s + 111));
-        result r = {size, rounds * w, 1, -1, -1, (double)size * (double)w * (double)rounds / secs / 1e6};
-        if (leader)
-            print_row(o, &r);
-    }
-    free(c->reqs);
-    free(c->stats);
-    free(buf);
-}
-
-/* Mean and maximum over the leaders' half round trips (followers report -1), aggregate MB/s. */
-static result summarise_pairs(size_t size, long it, const double *half, int n)
-{
-    result r = {size, it, 0, 0, 0, 0};
-    for (int k = 0; k < n; k++) {
-        if (half[k] < 0)
-            continue;
-        r.pairs++;
-        r.half_us += half[k] * 1e6;
-        if (half[k] * 1e6 > r.max_us)
-            r.max_us = half[k] * 1e6;
-        r.mbs += (double)size / half[k] / 1e6;
-    }
-    if (!r.pairs)
-        die("pairs: no pair reported a figure");
-    r.half_us /= r.pairs;
-    return r;
-}
-
-static void pairs(channel *c, int me, int np, const opts *o)
-{
-    int leader = me < c->peer;
-    uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1]);
-    double *all = xmalloc(sizeof *all * (size_t)np);
-    if (me == 0)
-        print_header(o, 1);
-    for (int s = 0; s < o->nsizes; s++) {
-        check(MPI_Barrier(c->comm), "MPI_Barrier");
-        double half = pingpong_size(c, leader, o, s, buf, c->comm);
-        double mine = leader ? half : -1;
-        check(MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, c->comm), "MPI_Gather");
-        if (me == 0) {
-            result r = summarise_pairs(o->sizes[s], timed_iterations(o, o->sizes[s]), all, np);
-            print_row(o, &r);
-        }
-    }
-    free(all);
-    free(buf);
+    check(MPI_Gather(&value, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, c->comm), "MPI_Gather");
 }
 
 /* ---- set-up ---- */
@@ -355,18 +138,18 @@ static void run_in_job(const opts *o, int kind)
     channel c = {MPI_COMM_WORLD, 0, NULL, NULL};
     if (kind == KIND_PAIRS) {
         if (np < 2 || np % 2)
-            die("pairs needs an even number of ranks");
-        c.peer = o->pairing == PAIRING_HALF ? (me < np / 2 ? me + np / 2 : me - np / 2) : me ^ 1;
-        pairs(&c, me, np, o);
+            bench_fail("pairs needs an even number of ranks");
+        c.peer = pair_peer(o->measure.pairing, me, np);
+        pairs(&c, me < c.peer, me, np, &o->measure, o->name);
         return;
     }
     if (np != 2)
-        die("pingpong and stream need exactly 2 ranks (mpirun -np 2)");
+        bench_fail("pingpong and stream need exactly 2 ranks (mpirun -np 2)");
     c.peer = 1 - me;
     if (kind == KIND_STREAM)
-        stream(&c, me == 0, o);
+        stream(&c, me == 0, &o->measure, o->name);
     else
-        pingpong(&c, me == 0, o);
+        pingpong(&c, me == 0, &o->measure, o->name);
 }
 
 /* The port name, written to a temporary file renamed into place so the reader never sees half. */
@@ -393,7 +176,7 @@ static void read_port(const char *file, char *port, size_t cap)
         usleep(20000);
     }
     if (!fgets(port, (int)cap, f))
-        die("the port file is empty");
+        bench_fail("the port file is empty");
     fclose(f);
     port[strcspn(port, "\n")] = '\0';
 }
@@ -403,7 +186,7 @@ static void run_connected(const opts *o, int kind)
     int np;
     check(MPI_Comm_size(MPI_COMM_WORLD, &np), "MPI_Comm_size");
     if (np != 1)
-        die("connect needs 1 rank per job (mpirun -np 1), two jobs");
+        bench_fail("connect needs 1 rank per job (mpirun -np 1), two jobs");
     char port[MPI_MAX_PORT_NAME + 1];
     int accepting = !strcmp(o->role, "accept");
     channel c = {MPI_COMM_NULL, 0, NULL, NULL};
@@ -417,61 +200,15 @@ static void run_connected(const opts *o, int kind)
     }
     check(MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     if (kind == KIND_CONNECT_STREAM)
-        stream(&c, accepting, o);
+        stream(&c, accepting, &o->measure, o->name);
     else
-        pingpong(&c, accepting, o);
+        pingpong(&c, accepting, &o->measure, o->name);
     check(MPI_Comm_disconnect(&c.comm), "MPI_Comm_disconnect");
     if (accepting)
         check(MPI_Close_port(port), "MPI_Close_port");
 }
 
 /* ---- options ---- */
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 1)
-        return 0;
-    if (*end == 'K' || *end == 'k')
-        v *= 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1024.0 * 1024, end++;
-    else if (*end == 'G' || *end == 'g')
-        v *= 1024.0 * 1024 * 1024, end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    return *end ? 0 : (size_t)v;
-}
-
-static int parse_size_list(opts *o, const char *list)
-{
-    char *copy = strdup(list), *save = NULL;
-    if (!copy)
-        die("out of memory");
-    o->nsizes = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        size_t v = parse_size(t);
-        if (!v || o->nsizes == MAX_SIZES || (o->nsizes && v <= o->sizes[o->nsizes - 1])) {
-            free(copy);
-            return -1;
-        }
-        o->sizes[o->nsizes++] = v;
-    }
-    free(copy);
-    return o->nsizes ? 0 : -1;
-}
-
-static int make_size_range(opts *o, size_t min, size_t max, size_t factor)
-{
-    o->nsizes = 0;
-    if (!min || max < min || factor < 2)
-        return -1;
-    for (size_t s = min; s <= max && o->nsizes < MAX_SIZES; s *= factor)
-        o->sizes[o->nsizes++] = s;
-    return 0;
-}
 
 static int parse_kind(const char *name)
 {
@@ -484,36 +221,22 @@ static int parse_kind(const char *name)
 
 static int parse_options(opts *o, int kind, int argc, char **argv)
 {
-    size_t min = 8, max = 8u << 20, factor = 2;
-    const char *list = NULL, *pairing = "adjacent";
-    *o = (opts){.iter_scale = 1, .warmup = 10, .window = 16, .time_limit = 600, .name = argv[1]};
+    size_request sizes = default_size_request();
+    *o = (opts){.measure = default_measure_opts(), .name = argv[1]};
     for (int i = 2; i < argc; i++) {
+        if (take_measure_option(&o->measure, &sizes, argc, argv, &i))
+            continue;
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--csv")) o->csv = 1;
-        else if (!v) return -1;
-        else if (!strcmp(a, "--min")) min = parse_size(v), i++;
-        else if (!strcmp(a, "--max")) max = parse_size(v), i++;
-        else if (!strcmp(a, "--factor")) factor = (size_t)atol(v), i++;
-        else if (!strcmp(a, "--sizes")) list = v, i++;
-        else if (!strcmp(a, "--iters")) o->iters = atol(v), i++;
-        else if (!strcmp(a, "--iter-scale")) o->iter_scale = atof(v), i++;
-        else if (!strcmp(a, "--warmup")) o->warmup = atol(v), i++;
-        else if (!strcmp(a, "--window")) o->window = atoi(v), i++;
-        else if (!strcmp(a, "--pairing")) pairing = v, i++;
-        else if (!strcmp(a, "--time-limit")) o->time_limit = atoi(v), i++;
-        else if (!strcmp(a, "--name")) o->name = v, i++;
+        if (!v) return -1;
+        if (!strcmp(a, "--name")) o->name = v, i++;
         else if (!strcmp(a, "--role")) o->role = v, i++;
         else if (!strcmp(a, "--port-file")) o->port_file = v, i++;
         else return -1;
     }
-    o->pairing = !strcmp(pairing, "half") ? PAIRING_HALF : !strcmp(pairing, "adjacent") ? PAIRING_ADJACENT : -1;
-    if (o->window < 1 || o->iters < 0 || o->warmup < 1 || !(o->iter_scale > 0) || o->pairing < 0 ||
-        o->time_limit < 1)
-        return -1;
     int connecting = kind == KIND_CONNECT || kind == KIND_CONNECT_STREAM;
     if (connecting && (!o->role || !o->port_file || (strcmp(o->role, "accept") && strcmp(o->role, "connect"))))
         return -1;
-    return list ? parse_size_list(o, list) : make_size_range(o, min, max, factor);
+    return finish_measure_opts(&o->measure, &sizes);
 }
 
 static void usage(void)
@@ -527,16 +250,6 @@ static void usage(void)
         "  --name NAME (the CSV's benchmark column; default: the mode)\n");
 }
 
-static void on_time_limit(int sig)
-{
-    static const char msg[] = "mpi_bench: time limit reached (--time-limit), stopping\n";
-    (void)sig;
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
-        /* nothing more can be reported from a signal handler */
-    }
-    _exit(124);
-}
-
 int main(int argc, char **argv)
 {
     int kind = argc > 1 ? parse_kind(argv[1]) : -1;
@@ -545,8 +258,7 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
-    signal(SIGALRM, on_time_limit);
-    alarm((unsigned)o.time_limit);
+    arm_time_limit(o.measure.time_limit);
     check(MPI_Init(&argc, &argv), "MPI_Init");
     check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     if (kind == KIND_CONNECT || kind == KIND_CONNECT_STREAM)

@@ -3,8 +3,10 @@
 # iterations: pairs with 1 PB of 4 processes and with 2 PBs of 2 (every pair at once), streaming
 # and ping-pong between 2 PBs; each must exit 0 and print one CSV row per size (the benchmark
 # checks the bytes itself and exits non-zero on a wrong one). An instance that cannot be paired
-# (1 PB of 3 processes) must be refused with exit status 2 and a message.
-# timeout: 60
+# (1 PB of 3 processes) must be refused with exit status 2 and a message. The MPI twin
+# (bench/mpi_bench.c, which bench/compare builds) is built with Open MPI and MPICH as compare
+# builds it and runs ping-pong and pairs, so that the comparison cannot rot unnoticed.
+# timeout: 90
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 B=$WAITIO_BUILD_DIR/bench/waitio-bench
@@ -33,4 +35,24 @@ rc=0
 t_job odd 25 -- "$B" pairs --procs 3 "${opts[@]}" || rc=$?
 [ "$rc" = 2 ] || { t_show odd; t_fail "pairs with 1 PB of 3 processes exited $rc, expected 2"; }
 t_expect odd 'run as 1 PB of an even number of processes' "the refusal's reason"
-t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused"
+# the MPI twin, with the flags bench/compare uses; a plain MPI job, not a WaitIO instance
+run_plain() { # run_plain NAME SECS CMD...
+  local name=$1 rc=0
+  t_start "$@"
+  t_wait "$name" || rc=$?
+  [ "$rc" = 0 ] || { t_show "$name"; t_fail "$name exited $rc"; }
+}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+src=$(cd "$(dirname "$0")/../.." && pwd)/bench/mpi_bench.c
+for mpi in openmpi mpich; do
+  exe=$T_DIR/mpi_bench.$mpi
+  mpicc.$mpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror "$src" -o "$exe" >"$T_DIR/cc.$mpi" 2>&1 \
+    || { cat "$T_DIR/cc.$mpi"; t_fail "bench/mpi_bench.c does not build with mpicc.$mpi"; }
+  launch=(mpirun.$mpi -np)
+  [ $mpi = openmpi ] && launch=(mpirun.openmpi --oversubscribe -np)
+  run_plain "twin_pp_$mpi" 30 "${launch[@]}" 2 "$exe" pingpong "${opts[@]}"
+  expect_rows "twin_pp_$mpi" pingpong 1
+  run_plain "twin_pairs_$mpi" 30 "${launch[@]}" 4 "$exe" pairs --pairing half "${opts[@]}"
+  expect_rows "twin_pairs_$mpi" pairs 2
+done
+t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH"
