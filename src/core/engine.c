@@ -937,13 +937,11 @@ int wio_engine_progress(wio_engine *e, int timeout_ms)
         return -n;
     /* the periodic checks need the clock, which costs as much as a ring poll: when polling,
      * read it only every 64th call */
-    static double next_check;
-    static unsigned calls;
-    if (timeout_ms == 0 && (++calls & 63) != 0)
+    if (timeout_ms == 0 && (++e->progress_calls & 63) != 0)
         return 0;
     double now = wio_now();
-    if (now >= next_check) {
-        next_check = now + 0.1;
+    if (now >= e->next_check) {
+        e->next_check = now + 0.1;
         retry_lost_races(e, now);
         probe_idle_closed_peers(e, now);
         enforce_connection_cap(e);

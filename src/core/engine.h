@@ -151,6 +151,9 @@ typedef struct wio_engine {
     int use_tcp, use_shm;    /* WAITIO_TRANSPORTS */
     int single_copy;         /* offer and accept single-copy rendezvous between local processes */
     uint64_t use_tick;       /* counts frames, orders peers by last use */
+    unsigned progress_calls; /* polling progress calls: the periodic checks run every 64th */
+    double next_check;       /* when the periodic checks are due next */
+    unsigned idle_waits;     /* waits on requests already complete (see waitio_wait) */
     int finalizing;
     double init_seconds;
     struct wio_tcp *tcp;

@@ -2,6 +2,7 @@
  * request.c — the request pool. Requests are referenced on the wire by (generation, slot) ids,
  * never by pointers, so a stale or forged id from a peer is detected by lookup, not trusted.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/engine.h"
@@ -25,6 +26,40 @@ static int pool_grow(wio_engine *e)
     return 0;
 }
 
+/* Resets every field a fresh request reads, one by one rather than with a memset of the
+ * whole 376-byte struct: GCC inlines that as `rep stos`, whose start-up cost took 9-11% of an
+ * 8-byte round trip over shared memory. The two wire buffers are always encoded before they
+ * are sent. tests/unit/request_pool.c checks that a recycled request reads like a new one. */
+static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
+{
+    r->slot = slot;
+    r->gen = gen;
+    r->kind = (uint8_t)kind;
+    r->state = 0;
+    wio_list_init(&r->link);
+    r->grp = NULL;
+    r->gid = 0;
+    r->rank = 0;
+    r->peer_id = 0;
+    r->tag = 0;
+    r->buf = NULL;
+    r->cap = r->msg_len = r->received = 0;
+    r->remote_id = 0;
+    r->unexp = NULL;
+    r->cts_trunc = 0;
+    r->cma_offered = r->cma_done = 0;
+    r->status = (waitio_status_t){0};
+    wio_send_item *it = &r->item;
+    wio_list_init(&it->link);
+    it->h = (wio_frame_hdr){0};
+    it->payload = NULL;
+    it->total = it->chunk = it->offset = 0;
+    it->frame_payload = it->frame_sent = 0;
+    it->in_flight = 0;
+    it->done = NULL;
+    it->owner = r;
+}
+
 wio_req_impl *wio_req_alloc(wio_engine *e, int kind)
 {
     uint32_t slot;
@@ -41,12 +76,7 @@ wio_req_impl *wio_req_alloc(wio_engine *e, int kind)
     }
     wio_req_impl *r = e->reqs[slot];
     uint32_t gen = r->gen + 1;
-    memset(r, 0, sizeof *r);
-    r->slot = slot;
-    r->gen = gen ? gen : 1;
-    r->kind = (uint8_t)kind;
-    wio_list_init(&r->link);
-    r->item.owner = r;
+    req_reset(r, slot, gen ? gen : 1, kind);
     return r;
 }
 
