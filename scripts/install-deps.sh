@@ -2,7 +2,10 @@
 # install-deps.sh — installs what building and testing WaitIO needs on Debian/Ubuntu, only when
 # missing: a C compiler, CMake, OpenSSL's libcrypto headers, Open MPI and MPICH side by side,
 # gfortran, and the tools the tests use. Safe to run repeatedly; needs root (or sudo) to install.
+# Usage: install-deps.sh [--bench]   (--bench: also what bench/compare needs for its plots)
 set -euo pipefail
+bench=0
+[ "${1:-}" = "--bench" ] && bench=1
 
 need=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -18,6 +21,8 @@ done
 have_pkg libssl-dev || need+=(libssl-dev)
 have_pkg libclang-rt-14-dev || need+=(libclang-rt-14-dev)   # libFuzzer for tests/fuzz
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+# bench/compare draws its plots with the distribution's matplotlib (/usr/bin/python3)
+if [ $bench = 1 ] && ! have_pkg python3-matplotlib; then need+=(python3-matplotlib); fi
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

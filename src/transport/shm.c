@@ -225,7 +225,8 @@ size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *
         size_t at = (size_t)(head + done) & s->mask;
         size_t first = s->size - at < n ? s->size - at : n;
         memcpy(s->tx_data + at, src, first);
-        memcpy(s->tx_data, src + first, n - first);
+        if (n > first) /* wrapped (rare: skipping the empty call matters for small frames) */
+            memcpy(s->tx_data, src + first, n - first);
         done += n;
         room -= n;
     }
@@ -252,7 +253,8 @@ ssize_t wio_shm_read(wio_shm_seg *s, void *buf, size_t n, int *wake)
     size_t at = (size_t)tail & s->mask;
     size_t first = s->size - at < k ? s->size - at : k;
     memcpy(buf, s->rx_data + at, first);
-    memcpy((uint8_t *)buf + first, s->rx_data, k - first);
+    if (k > first)
+        memcpy((uint8_t *)buf + first, s->rx_data, k - first);
     (void)atomic_exchange_explicit(&r->tail, tail + k, memory_order_seq_cst);
     *wake = atomic_load_explicit(&r->writer_waiting, memory_order_seq_cst) != 0;
     return (ssize_t)k;
