@@ -16,8 +16,9 @@
  *
  * The measurement (pattern bytes, seeds, warm-up, checked first and last exchange, timing
  * around the timed loop only, iteration counts per size, CSV) is bench/bench_core.h, the same
- * code as bench/waitio_bench.c runs; only the "move one message" primitives are MPI calls. Every MPI call is checked
- * (MPI_ERRORS_RETURN) and any failure, wrong byte or timeout exits non-zero without a figure.
+ * code as bench/waitio_bench.c runs; only the "move one message" primitives are MPI calls.
+ * Every MPI call is checked (MPI_ERRORS_RETURN) and any failure, wrong byte or timeout exits
+ * non-zero without a figure.
  */
 #include <errno.h>
 #include <mpi.h>

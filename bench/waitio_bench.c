@@ -14,8 +14,8 @@
  *   (rawtcp-pingpong / rawtcp-stream are accepted as aliases)
  *
  * All channels run the identical measurement code (bench/bench_core.h, shared with the MPI twin
- * bench/mpi_bench.c); only the "move one whole message" primitives differ. Ping-pong reports the half round trip (µs) and size /
- * half round trip (MB/s, 1 MB = 10^6 B); pairs reports the mean and the maximum half round trip
+ * bench/mpi_bench.c); only the "move one whole message" primitives differ. Ping-pong reports
+ * the half round trip (µs) and size / half round trip (MB/s, 1 MB = 10^6 B); pairs reports the mean and the maximum half round trip
  * over the pairs and the aggregate MB/s of all pairs; streaming reports MB/s. Timing:
  * CLOCK_MONOTONIC around the timed iterations only. Every size starts with warm-up exchanges
  * and ends with one exchange after the clock stopped; the first and that last exchange carry a
