@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "core/engine.h"
 #include "boot/boot.h"
+#include "transport/addr.h"
 #include "transport/tcp.h"
 #include "waitio_adapter.h"
 
@@ -25,31 +26,43 @@
 #define REGISTER_HDR WIO_BOOT_REGISTER_HDR
 #define RETRY_INTERVAL 0.2
 
+static wio_stream_ctx *boot_ctx(const wio_engine *e) { return e->boot_streams; }
+static int boot_run(wio_engine *e, double deadline, double timeout);
+
 /* ------------------------------------------------------------------------------------ */
 /* table entries on the wire                                                             */
 
 static void entry_encode(const wio_proc *p, uint8_t *out)
 {
     memset(out, 0, ENTRY_LEN);
-    out[0] = p->addr.family;
+    out[0] = (p->transports & WIO_TP_TCP) ? p->addr.family : 0;
     out[1] = p->flags;
-    wio_put_le16(out + 2, p->addr.port);
+    wio_put_le16(out + 2, (p->transports & WIO_TP_TCP) ? p->addr.port : 0);
     memcpy(out + 4, p->addr.ip, 16);
     wio_put_le64(out + 20, p->host_id);
+    out[28] = p->transports;
+    wio_put_le64(out + 32, p->shm_token);
 }
 
+/* Every transport an entry offers must come with its address. */
 static int entry_decode(const uint8_t *in, wio_proc *p)
 {
     memset(p, 0, sizeof *p);
     p->addr.family = in[0];
-    if (p->addr.family != 4 && p->addr.family != 6)
-        return -1;
     p->flags = in[1] & WIO_PROC_ADAPTER;
     p->addr.port = wio_get_le16(in + 2);
-    if (p->addr.port == 0)
-        return -1;
     memcpy(p->addr.ip, in + 4, 16);
     p->host_id = wio_get_le64(in + 20);
+    p->transports = in[28] & (WIO_TP_TCP | WIO_TP_SHM | WIO_TP_FILE);
+    p->shm_token = wio_get_le64(in + 32);
+    if (p->transports == 0)
+        return -1;
+    if ((p->transports & WIO_TP_TCP) && ((p->addr.family != 4 && p->addr.family != 6) || p->addr.port == 0))
+        return -1;
+    if (!(p->transports & WIO_TP_TCP) && p->addr.family != 0)
+        return -1;
+    if ((p->transports & WIO_TP_SHM) && p->shm_token == 0)
+        return -1;
     return 0;
 }
 
@@ -147,36 +160,13 @@ static uint64_t host_identity(void)
     return wio_get_le64(md);
 }
 
-/* Any non-loopback address of this host, else loopback (single-host use). */
-static void first_interface_address(wio_addr *out)
-{
-    struct ifaddrs *ifs = NULL;
-    memset(out, 0, sizeof *out);
-    out->family = 4;
-    out->ip[0] = 127;
-    out->ip[3] = 1;
-    if (getifaddrs(&ifs) != 0)
-        return;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        const struct sockaddr_in *s4 = (const struct sockaddr_in *)i->ifa_addr;
-        const uint8_t *ip = (const uint8_t *)&s4->sin_addr;
-        if (ip[0] == 127)
-            continue;
-        memcpy(out->ip, ip, 4);
-        break;
-    }
-    freeifaddrs(ifs);
-}
-
 /* The address peers should use for us: WAITIO_IFACE, else the one that routes to the master. */
 static int advertised_address(const wio_engine *e, const wio_addr *master, wio_addr *out)
 {
     if (e->cfg.iface[0])
-        return wio_addr_from_iface(e->cfg.iface, out);
+        return wio_addr_from_iface(e->cfg.iface, "WAITIO_IFACE", out);
     if (!master) {
-        first_interface_address(out);
+        wio_addr_first_interface(out);
         return 0;
     }
     return wio_addr_route_to(master, out);
@@ -237,7 +227,7 @@ typedef struct master_conn {
     char text[WIO_ERROR_TEXT_MAX];
     int sending;
     struct master *m;
-    wio_conn *conn;
+    wio_stream *conn;
     struct master_conn *next;
 } master_conn;
 
@@ -277,7 +267,7 @@ static void master_send(master *m, master_conn *mc, uint8_t type, uint16_t flags
     it->done = master_item_done;
     mc->sending = 1;
     m->in_flight++;
-    wio_tcp_conn_send(mc->conn, it);
+    wio_stream_send(mc->conn, it);
 }
 
 static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const char *fmt, ...)
@@ -314,11 +304,11 @@ static const char *master_record(master *m, int pb, int rank, int size, const wi
     return NULL;
 }
 
-static int master_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)ctx;
-    master_conn *mc = wio_tcp_conn_user(c);
-    if (!mc || h->type != WIO_FT_REGISTER || mc->pb >= 0 || mc->reg ||
+    master_conn *mc = user;
+    if ( h->type != WIO_FT_REGISTER || mc->pb >= 0 || mc->reg ||
         h->len < REGISTER_HDR + ENTRY_LEN || (h->len - REGISTER_HDR) % ENTRY_LEN != 0)
         return -1;
     mc->reg = malloc(h->len);
@@ -340,10 +330,10 @@ static const char *master_record_block(master *m, int pb, int first, int size, i
     return NULL;
 }
 
-static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+static int master_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     master *m = ctx;
-    master_conn *mc = wio_tcp_conn_user(c);
+    master_conn *mc = user;
     wio_boot_reg reg;
     const char *why = wio_boot_parse_register(mc->reg, h->len, &reg);
     free(mc->reg);
@@ -366,27 +356,30 @@ static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
     return 0;
 }
 
-static int master_on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
+/* Runs only once the connection proved the instance key: what a registration costs (its
+ * master_conn, its REGISTER buffer) is never spent on a stranger. */
+static int master_on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned flags, void **user)
 {
     master *m = ctx;
+    (void)flags;
     if (peer_id != WIO_ID_BOOT)
-        return -1;
+        return WIO_TP_REFUSE;
     master_conn *mc = calloc(1, sizeof *mc);
     if (!mc)
-        return -1;
+        return WIO_TP_REFUSE;
     mc->pb = mc->rank = -1;
     mc->m = m;
-    mc->conn = c;
+    mc->conn = conn;
     mc->next = m->conns;
     m->conns = mc;
-    wio_tcp_conn_set_user(c, mc);
-    return 0;
+    *user = mc;
+    return WIO_TP_ACCEPT;
 }
 
-static void master_on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+static void master_on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
     (void)ctx; (void)err; (void)rejected;
-    master_conn *mc = wio_tcp_conn_user(c);
+    master_conn *mc = user;
     if (mc) {
         mc->conn = NULL;
         if (mc->pb >= 0)
@@ -394,7 +387,7 @@ static void master_on_closed(void *ctx, wio_conn *c, int err, const char *why, i
     }
 }
 
-static const wio_conn_handler master_handler = {
+static const wio_tp_handler master_handler = {
     .incoming = master_on_incoming,
     .frame_begin = master_on_frame_begin,
     .frame_end = master_on_frame_end,
@@ -457,7 +450,7 @@ static void master_free(master *m)
         master_conn *mc = m->conns;
         m->conns = mc->next;
         if (mc->conn)
-            wio_tcp_conn_close(mc->conn, WAITIO_ERR_CANCELLED);
+            wio_stream_close(mc->conn, WAITIO_ERR_CANCELLED);
         free(mc->reg);
         free(mc);
     }
@@ -490,9 +483,10 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         m.pb_size[p] = -1;
     const char *port_env = getenv("WAITIO_MASTER_PORT");
     int port = e->cfg.rendezvous[0] && !(port_env && *port_env) ? 0 : e->cfg.master_port;
-    wio_tcp_listener *l = NULL;
+    wio_listener *l = NULL;
     uint16_t bound_port = 0;
-    int rc = wio_tcp_listen(e->tcp, "", port, &master_handler, &m, 1, &l, &bound_port);
+    wio_addr bind_to = e->cfg.bind_all ? (wio_addr){0} : e->self.addr;
+    int rc = wio_tcp_listen(boot_ctx(e), &bind_to, port, &master_handler, &m, 1, &l, &bound_port);
     if (rc) {
         master_free(&m);
         return rc;
@@ -501,7 +495,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         wio_addr pub = e->self.addr;
         pub.port = bound_port;
         if ((rc = rdvfile_write(e->cfg.rendezvous, &pub))) {
-            wio_tcp_listener_close(e->tcp, l);
+            wio_listener_close(l);
             master_free(&m);
             return rc;
         }
@@ -517,7 +511,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     if (!rc)
         rc = wio_engine_wait_until(e, master_done, &m, deadline);
-    wio_tcp_listener_close(e->tcp, l);
+    wio_listener_close(l);
     if (e->cfg.rendezvous[0])
         unlink(e->cfg.rendezvous);
     if (rc == WAITIO_ERR_TIMEOUT) {
@@ -550,7 +544,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
 
 typedef struct client {
     wio_engine *e;
-    wio_conn *conn;
+    wio_stream *conn;
     uint8_t *reg;
     size_t reg_len;
     wio_send_item item;
@@ -564,23 +558,24 @@ typedef struct client {
     size_t table_len;
 } client;
 
-static void client_on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
+static void client_on_opened(void *ctx, void *user, const wio_peer_hello *hello)
 {
     client *cl = ctx;
     (void)hello;
+    (void)user;
     wio_send_item *it = &cl->item;
     memset(it, 0, sizeof *it);
     it->h.type = WIO_FT_REGISTER;
     it->payload = cl->reg;
     it->total = cl->reg_len;
-    wio_tcp_conn_send(c, it);
+    wio_stream_send(cl->conn, it);
     cl->registered = 1;
 }
 
-static int client_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+static int client_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     client *cl = ctx;
-    (void)c;
+    (void)user;
     if ((h->type != WIO_FT_TABLE && h->type != WIO_FT_ERROR) || cl->payload)
         return -1;
     cl->payload = malloc(h->len + 1);
@@ -590,10 +585,10 @@ static int client_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h,
     return 0;
 }
 
-static int client_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+static int client_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     client *cl = ctx;
-    (void)c;
+    (void)user;
     if (h->type == WIO_FT_TABLE) {
         cl->table = cl->payload;
         cl->table_len = h->len;
@@ -613,10 +608,10 @@ static int client_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
     return 0;
 }
 
-static void client_on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+static void client_on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
     client *cl = ctx;
-    (void)c; (void)rejected;
+    (void)user; (void)rejected;
     cl->conn = NULL;
     if (cl->outcome)
         return;
@@ -631,7 +626,7 @@ static void client_on_closed(void *ctx, wio_conn *c, int err, const char *why, i
     cl->outcome = 3;
 }
 
-static const wio_conn_handler client_handler = {
+static const wio_tp_handler client_handler = {
     .opened = client_on_opened,
     .frame_begin = client_on_frame_begin,
     .frame_end = client_on_frame_end,
@@ -701,8 +696,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
         wio_addr_format(&master, where, sizeof where);
         cl.outcome = 0;
         cl.registered = 0;
-        if ((rc = wio_tcp_connect(e->tcp, &master, WIO_ID_BOOT, WIO_ID_BOOT, &client_handler, &cl,
-                                  &cl.conn)))
+        if ((rc = wio_tcp_dial(boot_ctx(e), &master, WIO_ID_BOOT, WIO_ID_BOOT, 0, &client_handler, &cl,
+                               &cl, &cl.conn)))
             break;
         rc = wio_engine_wait_until(e, client_outcome, &cl, deadline);
         if (rc == WAITIO_ERR_TIMEOUT)
@@ -716,7 +711,7 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
         rc = sleep_until(e, wio_now() + RETRY_INTERVAL);
     }
     if (cl.conn) {
-        wio_tcp_conn_close(cl.conn, WAITIO_ERR_CANCELLED);
+        wio_stream_close(cl.conn, WAITIO_ERR_CANCELLED);
         cl.conn = NULL;
     }
     free(cl.payload);
@@ -778,7 +773,7 @@ static int register_block(wio_engine *e, double deadline, double timeout, const 
     return client_run(e, deadline, timeout, &master, b, table, table_len);
 }
 
-static int choose_self_address(wio_engine *e)
+int wio_boot_self_address(wio_engine *e)
 {
     int is_master = e->cfg.pbid == 0 && e->cfg.local_rank == 0;
     wio_addr master = {0}, self;
@@ -789,7 +784,7 @@ static int choose_self_address(wio_engine *e)
      * routes to the master once known, the host's first interface meanwhile. */
     if ((rc = advertised_address(e, (master.family && !waiting) ? &master : NULL, &self)))
         return rc;
-    self.port = e->self.addr.port;
+    self.port = 0; /* the tcp transport's listener fills it in */
     e->self.addr = self;
     e->self.host_id = host_identity();
     return 0;
@@ -837,13 +832,37 @@ static int boot_through_adapter(wio_engine *e, const waitio_adapter_ops *a, doub
     return 0;
 }
 
+/* The rendezvous's connections live in a stream context of their own, on the engine's poller,
+ * for the duration of the start-up. */
+static int boot_streams_open(wio_engine *e)
+{
+    wio_stream_params sp = {
+        .key = &e->key, .poller = e->poller, .connect_timeout = e->cfg.connect_timeout,
+        .handshake_timeout = e->cfg.handshake_timeout, .max_handshakes = e->cfg.max_handshakes,
+    };
+    wio_stream_ctx *ctx;
+    int rc = wio_stream_ctx_create(&ctx, &sp);
+    if (!rc)
+        e->boot_streams = ctx;
+    return rc;
+}
+
 int wio_boot_run(wio_engine *e, double timeout)
 {
     double deadline = wio_now() + timeout;
     e->npb = e->cfg.npb;
-    int rc = choose_self_address(e);
+    int rc = boot_streams_open(e);
     if (rc)
         return rc;
+    rc = boot_run(e, deadline, timeout);
+    wio_stream_ctx_destroy(boot_ctx(e));
+    e->boot_streams = NULL;
+    return rc;
+}
+
+static int boot_run(wio_engine *e, double deadline, double timeout)
+{
+    int rc;
     uint8_t *table = NULL;
     size_t table_len = 0;
     const waitio_adapter_ops *a = wio_adapter();

@@ -29,6 +29,16 @@ int wio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 /* Records the detail message only (no log): for requests that complete with an error. */
 void wio_set_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- assertions ---- */
+/* On in Debug and sanitizer builds (WIO_ENABLE_ASSERTS): state transitions, no re-entry into
+ * progress. Off in release builds, where nothing may abort the caller's process. */
+#ifdef WIO_ENABLE_ASSERTS
+void wio_assert_fail(const char *cond, const char *file, int line) __attribute__((noreturn));
+#define WIO_ASSERT(cond) ((cond) ? (void)0 : wio_assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define WIO_ASSERT(cond) ((void)0)
+#endif
+
 /* ---- time ---- */
 double wio_now(void);          /* monotonic seconds */
 
@@ -51,6 +61,9 @@ typedef struct wio_config {
     double connect_timeout;        /* seconds */
     double finalize_timeout;       /* seconds */
     double peer_timeout;           /* seconds of silence before a peer is declared dead */
+    double handshake_timeout;      /* seconds an accepted connection has for HELLO and AUTH */
+    unsigned max_handshakes;       /* accepted connections in their handshake at once */
+    int bind_all;                  /* WAITIO_BIND_ALL: listen on every interface */
     long max_connections;          /* 0: auto (from the descriptor limit) */
     int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
 } wio_config;

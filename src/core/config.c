@@ -8,7 +8,7 @@
 #include <string.h>
 #include "common.h"
 #include "frame.h"
-#include "transport/shm.h"
+#include "transport/shm_ring.h"
 
 #define DEFAULT_MASTER_PORT 27182
 #define DEFAULT_EAGER_LIMIT (256u << 10)
@@ -150,7 +150,7 @@ static int load_local_rank(wio_config *c)
 
 int wio_config_load(wio_config *c)
 {
-    int rc;
+    int rc, max_hs = 64;
     memset(c, 0, sizeof *c);
     c->npb = 1;
     c->master_port = DEFAULT_MASTER_PORT;
@@ -163,6 +163,8 @@ int wio_config_load(wio_config *c)
     c->connect_timeout = 30;
     c->finalize_timeout = 5;
     c->peer_timeout = 30;
+    c->handshake_timeout = 5;
+    c->max_handshakes = 64;
     c->shm_ring = 1u << 20;
     c->single_copy = -1;
     if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, NULL)) ||
@@ -182,10 +184,14 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
+        (rc = env_double("WAITIO_HANDSHAKE_TIMEOUT", 0.1, 1e6, &c->handshake_timeout)) ||
+        (rc = env_int("WAITIO_MAX_HANDSHAKES", 1, 1 << 20, &max_hs, NULL)) ||
+        (rc = env_int("WAITIO_BIND_ALL", 0, 1, &c->bind_all, NULL)) ||
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
         (rc = env_auto_bool("WAITIO_SINGLE_COPY", &c->single_copy)) ||
         (rc = load_local_rank(c)))
         return rc;
+    c->max_handshakes = (unsigned)max_hs;
     if (c->shm_ring & (c->shm_ring - 1))
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_SHM_RING=%zu is not a power of two", c->shm_ring);
     if (c->pbid >= c->npb)

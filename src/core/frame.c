@@ -71,6 +71,7 @@ const char *wio_frame_type_name(unsigned type)
     static const char *const names[WIO_FT_MAX_] = {
         "?", "HELLO", "HELLO_ACK", "AUTH", "EAGER", "RTS", "CTS",
         "DATA", "CREDIT", "BYE", "REGISTER", "TABLE", "ERROR", "IDLE_CLOSE", "SHM_OFFER", "SHM_READY",
+        "ACCEPT",
     };
     return type < WIO_FT_MAX_ ? names[type] : "?";
 }

@@ -12,12 +12,12 @@
 #include <stdint.h>
 
 #define WIO_FRAME_MAGIC 0x4f495457u /* "WTIO" in little-endian byte order */
-#define WIO_PROTO_VERSION 1
+#define WIO_PROTO_VERSION 2
 #define WIO_FRAME_HDR_SIZE 56
 
 enum wio_frame_type {
     WIO_FT_HELLO = 1,     /* connector -> acceptor: nonce, ids, limits */
-    WIO_FT_HELLO_ACK = 2, /* acceptor -> connector: nonce, proof, limits (or reject) */
+    WIO_FT_HELLO_ACK = 2, /* acceptor -> connector: nonce, proof, limits */
     WIO_FT_AUTH = 3,      /* connector -> acceptor: proof */
     WIO_FT_EAGER = 4,     /* matched message with its data inline */
     WIO_FT_RTS = 5,       /* rendezvous request: id = send request, aux = total length */
@@ -31,17 +31,19 @@ enum wio_frame_type {
     WIO_FT_IDLE_CLOSE = 13, /* close this idle connection (flags: none = request, ACK, NACK) */
     WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
     WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
+    WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the owner's verdict (REJECT) */
     WIO_FT_MAX_
 };
 
 /* Header flags. */
-#define WIO_FF_REJECT 0x0001u /* HELLO_ACK: simultaneous connect lost, use the other one */
+#define WIO_FF_REJECT 0x0001u /* ACCEPT: simultaneous connect lost, use the other one */
 #define WIO_FF_TRUNC 0x0002u  /* CTS: receiver's buffer is too short, no data will be sent */
 #define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
 #define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
 #define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection */
 #define WIO_FF_SHM 0x0020u     /* HELLO, HELLO_ACK: same host, shared memory wanted / offered */
-#define WIO_FF_CMA 0x0040u     /* RTS: a single-copy descriptor follows; CTS: the data was read */
+#define WIO_FF_CMA 0x0040u     /* RTS: a direct-read descriptor follows; CTS: the data was read */
+#define WIO_FF_BULK 0x0080u    /* HELLO: a bulk connection (rendezvous DATA only, WIO_TPC_BULK) */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
@@ -68,7 +70,8 @@ typedef struct wio_frame_hdr {
 /* Frames of the connection handshake (before the connection is open). */
 static inline int wio_frame_is_handshake(unsigned type)
 {
-    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || type == WIO_FT_SHM_OFFER || type == WIO_FT_SHM_READY;
+    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || type == WIO_FT_SHM_OFFER || type == WIO_FT_SHM_READY ||
+           type == WIO_FT_ACCEPT;
 }
 
 void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);

@@ -47,7 +47,8 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->remote_id = 0;
     r->unexp = NULL;
     r->cts_trunc = 0;
-    r->cma_offered = r->cma_done = 0;
+    r->rdv_offered = r->rdv_done = 0;
+    r->rdv_len = 0;
     r->status = (waitio_status_t){0};
     wio_send_item *it = &r->item;
     wio_list_init(&it->link);

@@ -1,20 +1,17 @@
 /*
- * cma.c — single-copy reads from another process of this host (Linux process_vm_readv). Owns
- * the descriptor a sender advertises and the per-process probe value that lets a receiver check
- * that the advertised pid really is the sender: two processes can share a boot id and /dev/shm
- * yet live in different pid namespaces, where the same number names someone else.
+ * cma.c — single-copy reads from another process of this host (Linux process_vm_readv), and
+ * whether this process is privileged enough that single copy must not be automatic.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "transport/cma.h"
-#include "core/auth.h"
-#include "core/frame.h"
 
-static volatile uint64_t probe_value; /* random, set once; read by peers through the kernel */
+#define CAP_SYS_PTRACE_BIT 19 /* linux/capability.h */
 
 int wio_cma_supported(void)
 {
@@ -25,45 +22,26 @@ int wio_cma_supported(void)
 #endif
 }
 
-static uint64_t my_probe_value(void)
+int wio_cma_privileged(void)
 {
-    if (probe_value == 0) {
-        uint64_t v = 0;
-        if (wio_random_bytes((uint8_t *)&v, sizeof v) != 0 || v == 0)
-            v = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&v ^ 0x9e3779b97f4a7c15ull;
-        probe_value = v;
-    }
-    return probe_value;
-}
-
-void wio_cma_describe(const void *buf, wio_cma_desc *d)
-{
-    d->pid = (uint64_t)getpid();
-    d->addr = (uint64_t)(uintptr_t)buf;
-    d->probe_value = my_probe_value();
-    d->probe_addr = (uint64_t)(uintptr_t)&probe_value;
-}
-
-void wio_cma_encode(const wio_cma_desc *d, uint8_t out[WIO_CMA_DESC_LEN])
-{
-    wio_put_le64(out, d->pid);
-    wio_put_le64(out + 8, d->addr);
-    wio_put_le64(out + 16, d->probe_addr);
-    wio_put_le64(out + 24, d->probe_value);
-}
-
-void wio_cma_decode(const uint8_t in[WIO_CMA_DESC_LEN], wio_cma_desc *d)
-{
-    d->pid = wio_get_le64(in);
-    d->addr = wio_get_le64(in + 8);
-    d->probe_addr = wio_get_le64(in + 16);
-    d->probe_value = wio_get_le64(in + 24);
+    if (geteuid() == 0)
+        return 1;
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long caps = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "CapEff: %llx", &caps) == 1)
+            break;
+    fclose(f);
+    return (caps >> CAP_SYS_PTRACE_BIT) & 1;
 }
 
 #ifdef __linux__
-static int read_remote(uint64_t pid, uint64_t addr, void *dst, size_t n)
+int wio_cma_read(int32_t pid, uint64_t addr, void *dst, size_t n)
 {
-    if (pid == 0 || pid > (uint64_t)INT32_MAX || addr > UINTPTR_MAX || n > UINTPTR_MAX - addr)
+    if (pid <= 0 || addr > UINTPTR_MAX || n > UINTPTR_MAX - addr)
         return EFAULT;
     size_t done = 0;
     while (done < n) {
@@ -81,7 +59,7 @@ static int read_remote(uint64_t pid, uint64_t addr, void *dst, size_t n)
     return 0;
 }
 #else
-static int read_remote(uint64_t pid, uint64_t addr, void *dst, size_t n)
+int wio_cma_read(int32_t pid, uint64_t addr, void *dst, size_t n)
 {
     (void)pid;
     (void)addr;
@@ -90,17 +68,3 @@ static int read_remote(uint64_t pid, uint64_t addr, void *dst, size_t n)
     return ENOSYS;
 }
 #endif
-
-int wio_cma_verify(const wio_cma_desc *d)
-{
-    uint64_t seen = 0;
-    int rc = read_remote(d->pid, d->probe_addr, &seen, sizeof seen);
-    if (rc)
-        return rc;
-    return seen == d->probe_value && seen != 0 ? 0 : ESTALE;
-}
-
-int wio_cma_read(const wio_cma_desc *d, void *dst, size_t n)
-{
-    return read_remote(d->pid, d->addr, dst, n);
-}
