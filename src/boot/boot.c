@@ -5,6 +5,7 @@
  * other, and sends every process the address table. Everyone else registers with the master.
  * On timeout the master tells the waiting processes which PBs never arrived.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include "core/engine.h"
 #include "boot/boot.h"
 #include "transport/addr.h"
+#include "transport/file_dir.h"
 #include "transport/tcp.h"
 #include "waitio_adapter.h"
 
@@ -735,6 +737,295 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     return rc;
 }
 
+
+/* ------------------------------------------------------------------------------------ */
+/* start-up through the shared directory                                                */
+/*
+ * <instance>/boot/ holds authenticated records (file_dir.c): "master" (a fresh epoch and NPB,
+ * written by PB 0 rank 0 after it removed everything a previous run left there), one
+ * "reg-<pb>.<first rank>" per registration (the epoch it answers, the registrant's own nonce,
+ * a REGISTER payload), "table" or "error" (the epoch, then the address table or the reason
+ * start-up failed), and "ack-<pb>.<first rank>" (the epoch and the registrant's nonce: its
+ * registration is in that table). A registration that answers an older epoch is ignored; a
+ * process that sees a new epoch registers again; and a process takes a table only with the ack
+ * of its own nonce, so a crashed run's files never mix with this run's.
+ */
+
+#define DIR_EPOCH_LEN 16
+#define DIR_NONCE_LEN 16
+#define DIR_POLL_MIN 0.005
+#define DIR_POLL_MAX 0.2
+
+typedef struct dir_boot {
+    char dir[WIO_FILE_PATH_MAX + 16];
+    uint8_t key[WIO_PROOF_LEN];
+} dir_boot;
+
+static int dir_open(wio_engine *e, dir_boot *d)
+{
+    char inst[WIO_FILE_PATH_MAX];
+    int rc = wio_file_instance_dir(&e->cfg, &e->key, inst, sizeof inst);
+    if (rc)
+        return rc;
+    snprintf(d->dir, sizeof d->dir, "%s/boot", inst);
+    wio_file_key(&e->key, d->key);
+    return wio_file_mkdir_private(d->dir);
+}
+
+/* Sleeps a little longer each time nothing changed, progressing the engine meanwhile. */
+static int dir_wait(wio_engine *e, double *pause)
+{
+    int rc = sleep_until(e, wio_now() + *pause);
+    *pause = *pause * 2 > DIR_POLL_MAX ? DIR_POLL_MAX : *pause * 2;
+    return rc;
+}
+
+static void dir_clear(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[WIO_FILE_PATH_MAX + 300];
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            unlink(path);
+        }
+    closedir(d);
+}
+
+/* Publishes epoch || body under name. */
+static int dir_publish(const dir_boot *d, const char *name, const uint8_t *epoch, const void *body, size_t len)
+{
+    uint8_t *buf = malloc(DIR_EPOCH_LEN + len);
+    if (!buf)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    memcpy(buf, epoch, DIR_EPOCH_LEN);
+    memcpy(buf + DIR_EPOCH_LEN, body, len);
+    int rc = wio_file_publish(d->dir, name, buf, DIR_EPOCH_LEN + len, d->key, 0);
+    free(buf);
+    return rc;
+}
+
+/* Reads name if it is a record of epoch `want` (NULL: any; its epoch goes to `got`): 0 with
+ * *body, 1 absent or of another epoch. */
+static int dir_read(const dir_boot *d, const char *name, const uint8_t *want, uint8_t *got, size_t max,
+                    uint8_t **body, size_t *len)
+{
+    uint8_t *data = NULL;
+    size_t n = 0;
+    const char *why;
+    int rc = wio_file_read_record(d->dir, name, max + DIR_EPOCH_LEN, d->key, &data, &n, &why);
+    if (rc < 0)
+        wio_warn("start-up directory: %s/%s ignored: %s", d->dir, name, why);
+    if (rc != 0)
+        return 1;
+    if (n < DIR_EPOCH_LEN || (want && memcmp(data, want, DIR_EPOCH_LEN) != 0)) {
+        free(data);
+        return 1;
+    }
+    if (got)
+        memcpy(got, data, DIR_EPOCH_LEN);
+    memmove(data, data + DIR_EPOCH_LEN, n - DIR_EPOCH_LEN);
+    *body = data;
+    *len = n - DIR_EPOCH_LEN;
+    return 0;
+}
+
+typedef struct dir_ack {
+    char name[64];
+    uint8_t nonce[DIR_NONCE_LEN];
+} dir_ack;
+
+/* Master: takes every registration of this epoch that arrived; acks[] gets who to answer. */
+static void dir_collect(master *m, const dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks)
+{
+    DIR *dp = opendir(d->dir);
+    if (!dp)
+        return;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        if (strncmp(de->d_name, "reg-", 4) != 0)
+            continue;
+        uint8_t *body = NULL;
+        size_t len = 0;
+        if (dir_read(d, de->d_name, epoch, NULL, WIO_REGISTER_MAX, &body, &len) != 0)
+            continue;
+        char path[WIO_FILE_PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", d->dir, de->d_name);
+        unlink(path); /* taken: each registration is counted once */
+        wio_boot_reg reg;
+        const char *why = len < DIR_NONCE_LEN ? "too short"
+                                              : wio_boot_parse_register(body + DIR_NONCE_LEN, len - DIR_NONCE_LEN, &reg);
+        if (!why && *nacks == max_acks)
+            why = "more registrations than processes";
+        if (why) {
+            free(body);
+            wio_warn("start-up directory: malformed registration %s: %s", de->d_name, why);
+            continue;
+        }
+        if (reg.npb != m->e->npb) {
+            wio_warn("start-up directory: %s says WAITIO_NPB=%d, the master has %d", de->d_name, reg.npb, m->e->npb);
+        } else if ((why = master_record_block(m, reg.pb, reg.first, reg.size, reg.k, reg.entries))) {
+            wio_warn("start-up directory: PB %d rank %d refused: %s", reg.pb, reg.first, why);
+        } else {
+            wio_debug("start-up directory: PB %d ranks %d..%d of %d registered", reg.pb, reg.first,
+                      reg.first + reg.k - 1, reg.size);
+            snprintf(acks[*nacks].name, sizeof acks[*nacks].name, "ack-%d.%d", reg.pb, reg.first);
+            memcpy(acks[*nacks].nonce, body, DIR_NONCE_LEN);
+            (*nacks)++;
+        }
+        free(body);
+        free(reg.entries);
+    }
+    closedir(dp);
+}
+
+static int dir_master(wio_engine *e, const dir_boot *d, double deadline, double timeout, const boot_block *b,
+                      uint8_t **table, size_t *table_len)
+{
+    master m = {.e = e};
+    m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
+    m.pb_count = calloc((size_t)e->npb, sizeof(int));
+    m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
+    if (!m.pb_size || !m.pb_count || !m.entries) {
+        master_free(&m);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
+    }
+    for (int p = 0; p < e->npb; p++)
+        m.pb_size[p] = -1;
+    uint8_t epoch[DIR_EPOCH_LEN], npb[4];
+    wio_put_le32(npb, (uint32_t)e->npb);
+    dir_clear(d->dir); /* a previous run's records go before this run's epoch exists */
+    int rc = wio_random_bytes(epoch, sizeof epoch);
+    if (!rc)
+        rc = dir_publish(d, "master", epoch, npb, sizeof npb);
+    const char *why = NULL;
+    for (int i = 0; i < b->k && !rc && !why; i++) {
+        wio_proc entry;
+        why = entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entry) != 0
+                  ? "malformed own entry" : master_record(&m, 0, b->first + i, e->cfg.local_size, &entry);
+    }
+    if (why)
+        rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
+    wio_info("start-up through the directory %s", d->dir);
+    int nacks = 0, max_acks = 0;
+    dir_ack *acks = NULL;
+    double pause = DIR_POLL_MIN;
+    while (!rc && !master_done(&m)) {
+        if (wio_now() >= deadline) {
+            char missing[2048], text[WIO_ERROR_TEXT_MAX];
+            master_describe_missing(&m, missing, sizeof missing);
+            snprintf(text, sizeof text, "start-up timed out after %g s waiting for %s", timeout, missing);
+            (void)dir_publish(d, "error", epoch, text, strlen(text));
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "%s", text);
+            break;
+        }
+        int before = m.total_pbs_complete;
+        if (nacks + 64 > max_acks) { /* room for what may arrive in one scan */
+            dir_ack *a = realloc(acks, (size_t)(max_acks + 256) * sizeof *a);
+            if (!a) {
+                rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+                break;
+            }
+            acks = a;
+            max_acks += 256;
+        }
+        dir_collect(&m, d, epoch, acks, &nacks, nacks + 64);
+        if (!master_done(&m) && (rc = m.total_pbs_complete != before ? 0 : dir_wait(e, &pause)))
+            break;
+    }
+    if (!rc && !(rc = master_build_table(&m)) && !(rc = dir_publish(d, "table", epoch, m.table, m.table_len))) {
+        for (int i = 0; i < nacks && !rc; i++)
+            rc = dir_publish(d, acks[i].name, epoch, acks[i].nonce, DIR_NONCE_LEN);
+        *table = m.table;
+        *table_len = m.table_len;
+        m.table = NULL;
+    }
+    free(acks);
+    master_free(&m);
+    return rc;
+}
+
+static int dir_client(wio_engine *e, const dir_boot *d, double deadline, double timeout, const boot_block *b,
+                      uint8_t **table, size_t *table_len)
+{
+    size_t reg_len = DIR_NONCE_LEN + REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
+    uint8_t *reg = malloc(reg_len);
+    if (!reg)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    uint8_t *r = reg + DIR_NONCE_LEN;
+    wio_put_le32(r, (uint32_t)e->npb);
+    wio_put_le32(r + 4, (uint32_t)e->cfg.pbid);
+    wio_put_le32(r + 8, (uint32_t)b->first);
+    wio_put_le32(r + 12, (uint32_t)e->cfg.local_size);
+    memcpy(r + REGISTER_HDR, b->entries, (size_t)b->k * ENTRY_LEN);
+    char name[64], ack[64];
+    snprintf(name, sizeof name, "reg-%d.%d", e->cfg.pbid, b->first);
+    snprintf(ack, sizeof ack, "ack-%d.%d", e->cfg.pbid, b->first);
+    if (wio_random_bytes(reg, DIR_NONCE_LEN) != 0) {
+        free(reg);
+        return WAITIO_ERR_SYS;
+    }
+    uint8_t registered[DIR_EPOCH_LEN] = {0}, epoch[DIR_EPOCH_LEN];
+    int have_registered = 0, rc = 0;
+    double pause = DIR_POLL_MIN;
+    for (;;) {
+        uint8_t *body = NULL;
+        size_t len = 0;
+        if (wio_now() >= deadline) {
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "start-up timed out after %g s: %s in %s", timeout,
+                          have_registered ? "registered, the master still waits for other PBs"
+                                          : "PB 0 rank 0 (the master) never started", d->dir);
+            break;
+        }
+        if (dir_read(d, "master", NULL, epoch, 64, &body, &len) == 0) {
+            free(body);
+            if (!have_registered || memcmp(epoch, registered, DIR_EPOCH_LEN) != 0) { /* a new run */
+                if ((rc = dir_publish(d, name, epoch, reg, reg_len)))
+                    break;
+                memcpy(registered, epoch, DIR_EPOCH_LEN);
+                have_registered = 1;
+                pause = DIR_POLL_MIN;
+            }
+        }
+        if (have_registered && dir_read(d, ack, registered, NULL, DIR_NONCE_LEN, &body, &len) == 0) {
+            int ours = len == DIR_NONCE_LEN && memcmp(body, reg, DIR_NONCE_LEN) == 0;
+            free(body);
+            if (ours && dir_read(d, "table", registered, NULL, WIO_TABLE_MAX, &body, &len) == 0) {
+                *table = body;
+                *table_len = len;
+                break;
+            }
+        }
+        if (have_registered && dir_read(d, "error", registered, NULL, WIO_ERROR_TEXT_MAX, &body, &len) == 0) {
+            for (size_t i = 0; i < len; i++)
+                if (body[i] < 32 || body[i] > 126)
+                    body[i] = '?';
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "%.*s", (int)len, (const char *)body);
+            free(body);
+            break;
+        }
+        if ((rc = dir_wait(e, &pause)))
+            break;
+    }
+    free(reg);
+    return rc;
+}
+
+static int dir_register(wio_engine *e, double deadline, double timeout, const boot_block *b,
+                        uint8_t **table, size_t *table_len)
+{
+    dir_boot d;
+    int rc = dir_open(e, &d);
+    if (rc)
+        return rc;
+    if (e->cfg.pbid == 0 && b->first == 0)
+        return dir_master(e, &d, deadline, timeout, b, table, table_len);
+    return dir_client(e, &d, deadline, timeout, b, table, table_len);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* the table                                                                             */
 
@@ -758,9 +1049,21 @@ static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len)
 
 /* Registers block b with the master (or, on the master, collects everyone) and returns the
  * encoded address table. */
+static int dir_register(wio_engine *e, double deadline, double timeout, const boot_block *b,
+                        uint8_t **table, size_t *table_len);
+
+/* Start-up through the shared directory: file mode without a master to reach over the network
+ * (the original's WaitIO-File on systems whose nodes share only storage). */
+static int boot_through_directory(const wio_engine *e)
+{
+    return e->cfg.comm_type == WIO_COMM_FILE && !e->cfg.master_set && !e->cfg.rendezvous[0];
+}
+
 static int register_block(wio_engine *e, double deadline, double timeout, const boot_block *b,
                           uint8_t **table, size_t *table_len)
 {
+    if (boot_through_directory(e))
+        return dir_register(e, deadline, timeout, b, table, table_len);
     int is_master = e->cfg.pbid == 0 && b->first == 0;
     wio_addr master = {0};
     int rc, waiting = 0;

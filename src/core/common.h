@@ -64,9 +64,20 @@ typedef struct wio_config {
     double handshake_timeout;      /* seconds an accepted connection has for HELLO and AUTH */
     unsigned max_handshakes;       /* accepted connections in their handshake at once */
     int bind_all;                  /* WAITIO_BIND_ALL: listen on every interface */
+    int transports_set;            /* WAITIO_TRANSPORTS was given (it wins over COMM_TYPE) */
+    int master_set;                /* WAITIO_MASTER_HOST was given */
+    int comm_type;                 /* WAITIO_COMM_TYPE: WIO_COMM_* */
+    char scratch_dir[2048];        /* WAITIO_SCRATCH_DIR: the shared directory of file mode */
+    char job_id[128];              /* WAITIO_JOB_ID, else COUPLER_JOB_ID ("" = derived) */
+    size_t maxfile;                /* WAITIO_MAXFILE_SIZE_PER_PROC: unconsumed bytes per stream */
+    size_t hybrid_threshold;       /* WAITIO_HYBRID_THRESHOLD: hybrid's large-message size */
+    double file_poll_max;          /* seconds between looks at a quiet file stream, at most */
+    int file_fsync;                /* WAITIO_FILE_FSYNC: fsync each segment before publishing */
     long max_connections;          /* 0: auto (from the descriptor limit) */
     int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
 } wio_config;
+
+enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2 };
 
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
 /* The eager credit granted to each peer once the number of peers is known. */

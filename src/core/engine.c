@@ -1405,6 +1405,13 @@ static int parse_transports(wio_engine *e)
             return rc;
     if (e->ntps == 0)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS='%s' names no transport", e->cfg.transports);
+    /* hybrid: large messages' data through files, unless WAITIO_TRANSPORTS chose for itself */
+    if (e->cfg.comm_type == WIO_COMM_HYBRID && !e->cfg.transports_set) {
+        if ((rc = add_transport(e, "file")))
+            return rc;
+        e->bulk_tp = e->ntps - 1;
+        e->bulk_threshold = e->cfg.hybrid_threshold;
+    }
     return 0;
 }
 
@@ -1482,7 +1489,8 @@ int wio_engine_start(wio_engine *e)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
     wio_tp_instance inst = {
-        .self_id = e->my_id, .nprocs = e->nprocs_total, .table = e->table,
+        .self_id = e->my_id, .nprocs = e->nprocs_total, .table = e->table, .npb = e->npb,
+        .pb_offset = e->pb_offset,
         .eager_credit = (uint32_t)e->eager_credit, .oversubscribed = e->oversubscribed,
     };
     for (int i = 0; i < e->ntps; i++) {

@@ -79,6 +79,33 @@ void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
 int wio_frame_decode(const uint8_t in[WIO_FRAME_HDR_SIZE], wio_frame_hdr *h, const char **why);
 const char *wio_frame_type_name(unsigned type);
 
+/* ---- file transport segments (transport/file.c, docs/protocol.md "File transport") ----
+ * A segment file holds a run of one stream's bytes: a 48-byte header, the payload, and an
+ * HMAC-SHA256 (with the instance's file key) over payload || header. Its name is its sequence
+ * number (16 hex digits); a writer publishes it complete, by rename. */
+#define WIO_SEG_MAGIC 0x32304745534f4957ull /* "WIOSEG02" in little-endian byte order */
+#define WIO_SEG_VERSION 1
+#define WIO_SEG_HDR_SIZE 48
+#define WIO_SEG_MAC_SIZE 32
+#define WIO_SEG_FIN 0x0001u    /* the writer's last segment: the stream ends after it */
+
+typedef struct wio_seg_hdr {
+    uint16_t flags;
+    uint64_t stream;           /* the connection's nonce (in its directory's name too) */
+    uint64_t seq;              /* 0, 1, 2, ... per stream */
+    uint64_t len;              /* payload bytes */
+} wio_seg_hdr;
+
+void wio_seg_encode(const wio_seg_hdr *h, uint8_t out[WIO_SEG_HDR_SIZE]);
+/* Returns 0, or -1 with *why set when the header is malformed or its length exceeds max_len. */
+int wio_seg_decode(const uint8_t in[WIO_SEG_HDR_SIZE], uint64_t max_len, wio_seg_hdr *h, const char **why);
+
+/* ---- records: small files of the file transport and of start-up through a directory ----
+ * magic "WIOREC01", le64 length, the data, HMAC-SHA256 over name || length || data (so that a
+ * record cannot be passed off under another name). */
+#define WIO_REC_MAGIC 0x31304345524f4957ull /* "WIOREC01" */
+#define WIO_REC_HDR_SIZE 16
+
 /* Little-endian helpers shared by every payload codec. */
 static inline void wio_put_le32(uint8_t *p, uint32_t v)
 {

@@ -661,6 +661,8 @@ static void shm_close(void *tp)
     wio_stream_ctx_destroy(t->ctx);
     if (t->path[0])
         unlink(t->path);
+    if (t->dir[0])
+        (void)rmdir(t->dir); /* only when no other process of ours uses it */
     if (wio_list_linked(&t->src.link))
         wio_poller_del_source(t->poller, &t->src);
     free(t->snap);

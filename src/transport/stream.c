@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +56,54 @@ struct wio_stream_ctx {
     wio_list listeners;
     size_t nstreams, nhandshakes;
     size_t fd_budget;          /* streams above which listeners stop accepting */
-    int reserve_fd;            /* held back for the process's own connects after EMFILE */
     double next_emfile_log;
     unsigned emfile_suppressed;
     wio_poll_source src;
 };
+
+/* ------------------------------------------------------------------------------------ */
+/* the reserve descriptor                                                               */
+/*
+ * One descriptor per process is held back (an open /dev/null) while any stream context exists:
+ * when the process runs out of descriptors, it is given back so that a listener can take a
+ * connection off its backlog to close it, and so that the process's own connects still work.
+ * It is taken again when a stream closes.
+ */
+static pthread_mutex_t reserve_lock = PTHREAD_MUTEX_INITIALIZER;
+static int reserve_fd = -1, reserve_users;
+
+static void reserve_take(void)
+{
+    pthread_mutex_lock(&reserve_lock);
+    if (reserve_users && reserve_fd < 0)
+        reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pthread_mutex_unlock(&reserve_lock);
+}
+
+static void reserve_users_add(int delta)
+{
+    pthread_mutex_lock(&reserve_lock);
+    reserve_users += delta;
+    if (reserve_users == 0 && reserve_fd >= 0) {
+        close(reserve_fd);
+        reserve_fd = -1;
+    }
+    pthread_mutex_unlock(&reserve_lock);
+    if (delta > 0)
+        reserve_take();
+}
+
+int wio_stream_ctx_release_reserve(wio_stream_ctx *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&reserve_lock);
+    int had = reserve_fd >= 0;
+    if (had)
+        close(reserve_fd);
+    reserve_fd = -1;
+    pthread_mutex_unlock(&reserve_lock);
+    return had;
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* contexts                                                                             */
@@ -89,7 +133,7 @@ int wio_stream_ctx_create(wio_stream_ctx **out, const wio_stream_params *p)
     wio_list_init(&ctx->zombies);
     wio_list_init(&ctx->listeners);
     ctx->fd_budget = descriptor_budget();
-    ctx->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    reserve_users_add(1);
     ctx->src.arg = ctx;
     ctx->src.tick = ctx_tick;
     ctx->src.after_epoll = ctx_free_zombies;
@@ -130,8 +174,7 @@ void wio_stream_ctx_destroy(wio_stream_ctx *ctx)
         wio_stream_close(WIO_CONTAINER_OF(pos, wio_stream, link), WAITIO_ERR_CANCELLED);
     ctx_free_zombies(ctx);
     wio_poller_del_source(ctx->p.poller, &ctx->src);
-    if (ctx->reserve_fd >= 0)
-        close(ctx->reserve_fd);
+    reserve_users_add(-1);
     free(ctx);
 }
 
@@ -144,22 +187,6 @@ void wio_stream_ctx_set_self(wio_stream_ctx *ctx, uint32_t id, uint32_t eager_cr
 const wio_stream_params *wio_stream_ctx_params(const wio_stream_ctx *ctx) { return &ctx->p; }
 void *wio_stream_ctx_owner(const wio_stream_ctx *ctx) { return ctx->p.owner; }
 size_t wio_stream_ctx_count(const wio_stream_ctx *ctx) { return ctx->nstreams + ctx->nhandshakes; }
-
-/* Gives the reserve descriptor back to the process (its own connect hit EMFILE). */
-int wio_stream_ctx_release_reserve(wio_stream_ctx *ctx)
-{
-    if (ctx->reserve_fd < 0)
-        return 0;
-    close(ctx->reserve_fd);
-    ctx->reserve_fd = -1;
-    return 1;
-}
-
-static void ctx_restore_reserve(wio_stream_ctx *ctx)
-{
-    if (ctx->reserve_fd < 0)
-        ctx->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
 
 /* ------------------------------------------------------------------------------------ */
 /* streams                                                                              */
@@ -295,7 +322,7 @@ void wio_stream_close(wio_stream *s, int err)
     if (wio_list_linked(&s->link))
         wio_list_remove(&s->link);
     wio_list_insert_tail(&ctx->zombies, &s->link);
-    ctx_restore_reserve(ctx);
+    reserve_take();
     wio_stream_listeners_resume(ctx);
 }
 
@@ -307,9 +334,13 @@ void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
     if (s->orphaned) {
         wio_debug("abandoned connection %s closed: %s", s->desc, why);
     } else if (!s->authenticated && !s->initiator) {
+        /* a peer that just leaves (a connect race lost, a process finalizing) is not an attack;
+         * a wrong key or a malformed frame is worth a warning */
         if (s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER) /* it saw our proof and left */
-            wio_warn("connection %s: authentication not completed (%s); a peer without the "
-                     "instance key?", s->desc, why);
+            wio_info("connection %s: authentication not completed (%s); a peer without the "
+                     "instance key, or one that lost a connect race", s->desc, why);
+        else if (err == WAITIO_ERR_PEER)
+            wio_info("closing connection %s before authentication: %s", s->desc, why);
         else
             wio_warn("closing connection %s before authentication: %s", s->desc, why);
     } else if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH || err == WAITIO_ERR_TIMEOUT) {
@@ -759,10 +790,14 @@ static void fail_expired(wio_list *list, double now)
     WIO_LIST_FOREACH_SAFE(pos, tmp, list) {
         wio_stream *s = WIO_CONTAINER_OF(pos, wio_stream, link);
         if (s->deadline > 0 && now >= s->deadline && s->state != WIO_SS_OPEN && s->state != WIO_SS_SHUTDOWN) {
-            char why[160];
-            snprintf(why, sizeof why, "%s to %s did not complete in time",
-                     s->state == WIO_SS_CONNECTING ? "connect" : "handshake", s->desc);
-            wio_stream_fail(s, s->state == WIO_SS_CONNECTING ? WAITIO_ERR_PEER : WAITIO_ERR_TIMEOUT, why, 0);
+            char why[200];
+            if (s->fail_why[0])
+                snprintf(why, sizeof why, "%s", s->fail_why);
+            else
+                snprintf(why, sizeof why, "%s to %s did not complete in time",
+                         s->state == WIO_SS_CONNECTING ? "connect" : "handshake", s->desc);
+            wio_stream_fail(s, s->state == WIO_SS_CONNECTING || s->fail_why[0] ? WAITIO_ERR_PEER : WAITIO_ERR_TIMEOUT,
+                            why, 0);
         }
     }
 }
@@ -782,6 +817,7 @@ static void ctx_tick(void *arg, double now)
 void wio_stream_fail_soon(wio_stream *s, const char *why)
 {
     s->deadline = wio_now();
+    snprintf(s->fail_why, sizeof s->fail_why, "%s", why);
     snprintf(s->desc + strlen(s->desc), sizeof s->desc - strlen(s->desc), "!");
     wio_debug("%s", why);
     wio_poller_tick_soon(s->ctx->p.poller);
@@ -892,7 +928,7 @@ static void accept_emfile(wio_listener *l, int err)
         int fd = accept4(l->pf.fd, NULL, NULL, SOCK_CLOEXEC);
         if (fd >= 0)
             close(fd);
-        ctx_restore_reserve(ctx);
+        reserve_take();
     }
     double now = wio_now();
     if (now >= ctx->next_emfile_log) {

@@ -114,6 +114,7 @@ struct wio_stream {
     int authenticated;         /* the peer proved the key */
     int orphaned;              /* abandoned by its owner: finishes its handshake quietly */
     int data_fd;               /* counted in the poller's data descriptors */
+    char fail_why[160];        /* a failure noticed synchronously, reported at the next tick */
 };
 
 /* ---- contexts ---- */

@@ -124,6 +124,8 @@ typedef struct wio_tp_instance {
     uint32_t self_id;
     uint32_t nprocs;
     const wio_proc *table;     /* indexed by process id; valid until close */
+    int npb;
+    const uint32_t *pb_offset; /* first process id of each PB (process id -> PB, rank) */
     uint32_t eager_credit;     /* announced in HELLO: eager bytes a peer may have in flight */
     int oversubscribed;        /* more processes than cores on this host */
 } wio_tp_instance;

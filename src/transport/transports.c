@@ -4,12 +4,14 @@
  */
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/file.h"
 #include "transport/shm.h"
 #include "transport/tcp.h"
 
 const wio_transport_ops *const wio_transports[] = {
     &wio_transport_shm,
     &wio_transport_tcp,
+    &wio_transport_file,
     NULL,
 };
 
