@@ -759,7 +759,22 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
 typedef struct dir_boot {
     char dir[WIO_FILE_PATH_MAX + 16];
     uint8_t key[WIO_PROOF_LEN];
+    char warned[8][64];        /* records already reported as invalid (once each) */
 } dir_boot;
+
+/* Reports an invalid record once, not at every look. */
+static void dir_warn_once(dir_boot *d, const char *name, const char *why)
+{
+    for (size_t i = 0; i < sizeof d->warned / sizeof d->warned[0]; i++) {
+        if (strcmp(d->warned[i], name) == 0)
+            return;
+        if (!d->warned[i][0]) {
+            snprintf(d->warned[i], sizeof d->warned[i], "%s", name);
+            break;
+        }
+    }
+    wio_warn("start-up directory: %s/%s ignored: %s", d->dir, name, why);
+}
 
 static int dir_open(wio_engine *e, dir_boot *d)
 {
@@ -810,7 +825,7 @@ static int dir_publish(const dir_boot *d, const char *name, const uint8_t *epoch
 
 /* Reads name if it is a record of epoch `want` (NULL: any; its epoch goes to `got`): 0 with
  * *body, 1 absent or of another epoch. */
-static int dir_read(const dir_boot *d, const char *name, const uint8_t *want, uint8_t *got, size_t max,
+static int dir_read(dir_boot *d, const char *name, const uint8_t *want, uint8_t *got, size_t max,
                     uint8_t **body, size_t *len)
 {
     uint8_t *data = NULL;
@@ -818,7 +833,7 @@ static int dir_read(const dir_boot *d, const char *name, const uint8_t *want, ui
     const char *why;
     int rc = wio_file_read_record(d->dir, name, max + DIR_EPOCH_LEN, d->key, &data, &n, &why);
     if (rc < 0)
-        wio_warn("start-up directory: %s/%s ignored: %s", d->dir, name, why);
+        dir_warn_once(d, name, why);
     if (rc != 0)
         return 1;
     if (n < DIR_EPOCH_LEN || (want && memcmp(data, want, DIR_EPOCH_LEN) != 0)) {
@@ -839,7 +854,7 @@ typedef struct dir_ack {
 } dir_ack;
 
 /* Master: takes every registration of this epoch that arrived; acks[] gets who to answer. */
-static void dir_collect(master *m, const dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks)
+static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks)
 {
     DIR *dp = opendir(d->dir);
     if (!dp)
@@ -882,7 +897,7 @@ static void dir_collect(master *m, const dir_boot *d, const uint8_t *epoch, dir_
     closedir(dp);
 }
 
-static int dir_master(wio_engine *e, const dir_boot *d, double deadline, double timeout, const boot_block *b,
+static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeout, const boot_block *b,
                       uint8_t **table, size_t *table_len)
 {
     master m = {.e = e};
@@ -948,7 +963,7 @@ static int dir_master(wio_engine *e, const dir_boot *d, double deadline, double 
     return rc;
 }
 
-static int dir_client(wio_engine *e, const dir_boot *d, double deadline, double timeout, const boot_block *b,
+static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeout, const boot_block *b,
                       uint8_t **table, size_t *table_len)
 {
     size_t reg_len = DIR_NONCE_LEN + REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
@@ -1017,7 +1032,7 @@ static int dir_client(wio_engine *e, const dir_boot *d, double deadline, double 
 static int dir_register(wio_engine *e, double deadline, double timeout, const boot_block *b,
                         uint8_t **table, size_t *table_len)
 {
-    dir_boot d;
+    dir_boot d = {0};
     int rc = dir_open(e, &d);
     if (rc)
         return rc;

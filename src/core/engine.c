@@ -781,10 +781,13 @@ static int begin_cts(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     it->chunk = e->cfg.chunk_size;
     it->offset = 0;
     it->done = send_data_done;
-    if (e->bulk_tp >= 0 && s->msg_len >= e->bulk_threshold)
+    if (e->bulk_tp >= 0 && s->msg_len >= e->bulk_threshold) {
+        e->rdv_bulk++;
         bulk_queue(e, p, it);
-    else
+    } else {
+        e->rdv_main++;
         peer_queue(e, p, it);
+    }
     return 0;
 }
 
@@ -1337,9 +1340,17 @@ static int all_sends_flushed(void *arg)
 int wio_engine_finalize(wio_engine *e)
 {
     e->finalizing = 1;
-    wio_debug("finalize: %llu frames in, %llu out; %llu messages (%llu bytes) read by single copy",
+    wio_debug("finalize: %llu frames in, %llu out; %llu messages (%llu bytes) read by single copy; "
+              "rendezvous data sent: %llu on the main connection, %llu on the bulk one",
               (unsigned long long)e->frames_in, (unsigned long long)e->frames_out,
-              (unsigned long long)e->single_copies, (unsigned long long)e->single_copy_bytes);
+              (unsigned long long)e->single_copies, (unsigned long long)e->single_copy_bytes,
+              (unsigned long long)e->rdv_main, (unsigned long long)e->rdv_bulk);
+    for (int i = 0; i < e->ntps; i++)
+        if (e->tps[i].ops->stats) {
+            char line[256];
+            e->tps[i].ops->stats(e->tps[i].ctx, line, sizeof line);
+            wio_debug("finalize: %s", line);
+        }
     double deadline = wio_now() + e->cfg.finalize_timeout;
     /* frames already handed to the kernel-side queues go out first, then BYE, then we wait
      * for each peer to close its side, so no data in flight is cut off by a reset */

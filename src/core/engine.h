@@ -187,6 +187,7 @@ typedef struct wio_engine {
     /* counters */
     uint64_t frames_in, frames_out;
     uint64_t single_copies, single_copy_bytes;
+    uint64_t rdv_main, rdv_bulk;     /* rendezvous data sent on the main link / the bulk link */
 } wio_engine;
 
 /* The engine of the public API (waitio_init's); the engine itself never uses it. */

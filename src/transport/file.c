@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -87,6 +88,10 @@ typedef struct peer_beat {
     double changed_at;
 } peer_beat;
 
+/* A heartbeat record: a counter that moves every beat, and where the process runs, so that one
+ * of this host that is gone is noticed in a few beats rather than WAITIO_PEER_TIMEOUT. */
+#define BEAT_LEN 24
+
 struct file_tp {
     wio_stream_ctx *ctx;
     wio_poller *poller;
@@ -103,6 +108,7 @@ struct file_tp {
     int npb;
     const uint32_t *pb_offset;
     const wio_proc *table;
+    uint64_t host_id;
     file_conn **conns;
     size_t nconns, cap;
     char **ignored;                  /* inbox entries that are not ours to accept */
@@ -386,46 +392,36 @@ static int seg_invalid(file_conn *c, const char *why)
     return -1;
 }
 
-/* Opens and verifies the next segment: 1 ready, 0 not there yet, -1 invalid (errno EPROTO). */
-static int seg_open_next(file_conn *c)
+int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, wio_mac *m, uint8_t **small,
+                        wio_seg_hdr *h, const char **why)
 {
-    char name[17], path[WIO_FILE_PATH_MAX];
-    seg_name(c->in_seq, name);
-    snprintf(path, sizeof path, "%s/%s", c->in_dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : seg_invalid(c, strerror(errno));
     uint8_t hdr[WIO_SEG_HDR_SIZE], mac[WIO_SEG_MAC_SIZE], want[WIO_SEG_MAC_SIZE];
-    wio_seg_hdr h;
-    const char *why = NULL;
     struct stat st;
-    uint64_t max = SEG_MAX; /* what any writer makes at most, whatever its budget */
+    *small = NULL;
+    *why = NULL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        why = "not a regular file";
+        *why = "not a regular file";
     else if (pread(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr)
-        why = "truncated header";
-    else if (wio_seg_decode(hdr, max, &h, &why) != 0)
+        *why = "truncated header";
+    else if (wio_seg_decode(hdr, SEG_MAX, h, why) != 0)
         ;
-    else if (h.stream != c->nonce || h.seq != c->in_seq)
-        why = "belongs to another stream or position (replayed?)";
-    else if ((uint64_t)st.st_size != WIO_SEG_HDR_SIZE + h.len + WIO_SEG_MAC_SIZE)
-        why = "its size does not match its header (torn or truncated)";
-    if (why) {
-        close(fd);
-        return seg_invalid(c, why);
-    }
+    else if (h->stream != nonce || h->seq != seq)
+        *why = "belongs to another stream or position (replayed?)";
+    else if ((uint64_t)st.st_size != WIO_SEG_HDR_SIZE + h->len + WIO_SEG_MAC_SIZE)
+        *why = "its size does not match its header (torn or truncated)";
+    if (*why)
+        return -1;
     /* the MAC first: nothing of a segment is parsed before it checks out */
     uint8_t bounce[16384];
-    uint8_t *buf = h.len <= SMALL_SEGMENT ? malloc(h.len ? h.len : 1) : NULL;
-    if (h.len <= SMALL_SEGMENT && !buf) {
-        close(fd);
-        return seg_invalid(c, "out of memory");
+    uint8_t *buf = h->len <= SMALL_SEGMENT ? malloc(h->len ? h->len : 1) : NULL;
+    if (h->len <= SMALL_SEGMENT && !buf) {
+        *why = "out of memory";
+        return -1;
     }
-    wio_mac *m = c->in_mac;
     int bad = wio_mac_restart(m) != 0;
-    for (uint64_t off = 0; off < h.len && !bad;) {
+    for (uint64_t off = 0; off < h->len && !bad;) {
         uint8_t *dst = buf ? buf + off : bounce;
-        size_t n = buf ? (size_t)(h.len - off) : (h.len - off < sizeof bounce ? (size_t)(h.len - off) : sizeof bounce);
+        size_t n = buf ? (size_t)(h->len - off) : (h->len - off < sizeof bounce ? (size_t)(h->len - off) : sizeof bounce);
         ssize_t k = pread(fd, dst, n, (off_t)(WIO_SEG_HDR_SIZE + off));
         if (k <= 0) {
             bad = 1;
@@ -437,12 +433,32 @@ static int seg_open_next(file_conn *c)
     wio_mac_update(m, hdr, sizeof hdr);
     if (!bad)
         bad = wio_mac_final(m, want) != 0 ||
-              pread(fd, mac, sizeof mac, (off_t)(WIO_SEG_HDR_SIZE + h.len)) != (ssize_t)sizeof mac ||
+              pread(fd, mac, sizeof mac, (off_t)(WIO_SEG_HDR_SIZE + h->len)) != (ssize_t)sizeof mac ||
               !wio_auth_proof_equal(mac, want);
     if (bad) {
         free(buf);
+        *why = "its MAC does not match (written without the instance key, or damaged)";
+        return -1;
+    }
+    *small = buf;
+    return 0;
+}
+
+/* Opens and verifies the next segment: 1 ready, 0 not there yet, -1 invalid (errno EPROTO). */
+static int seg_open_next(file_conn *c)
+{
+    char name[17], path[WIO_FILE_PATH_MAX];
+    seg_name(c->in_seq, name);
+    snprintf(path, sizeof path, "%s/%s", c->in_dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : seg_invalid(c, strerror(errno));
+    wio_seg_hdr h;
+    uint8_t *buf;
+    const char *why;
+    if (wio_file_seg_verify(fd, c->nonce, c->in_seq, c->in_mac, &buf, &h, &why) != 0) {
         close(fd);
-        return seg_invalid(c, "its MAC does not match (written without the instance key, or damaged)");
+        return seg_invalid(c, why);
     }
     c->in_buf = buf;
     if (buf) {
@@ -704,10 +720,23 @@ static void scan_inbox(file_tp *t)
 
 static void beat(file_tp *t)
 {
-    uint8_t b[8];
+    uint8_t b[BEAT_LEN];
     wio_put_le64(b, ++t->beat_counter);
+    wio_put_le64(b + 8, t->host_id);
+    wio_put_le64(b + 16, (uint64_t)getpid());
     if (wio_file_publish(t->hb_dir, t->hb_name, b, sizeof b, t->key, 0) != 0)
         wio_debug("file transport: heartbeat not written: %s", waitio_error_message());
+}
+
+/* Its heartbeat stood still for a few beats and it ran on this host under a pid that is gone.
+ * (A process of another pid namespace keeps beating, so a pid that names nobody here never
+ * condemns a live one.) */
+static int gone_from_this_host(const file_tp *t, const uint8_t *rec, double still)
+{
+    if (still < 2.5 * t->beat_period || wio_get_le64(rec + 8) != t->host_id)
+        return 0;
+    uint64_t pid = wio_get_le64(rec + 16);
+    return pid > 0 && pid < (1u << 31) && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
 /* A peer whose heartbeat stood still for WAITIO_PEER_TIMEOUT is dead: its streams fail. */
@@ -725,20 +754,23 @@ static void check_peers(file_tp *t, double now)
         uint8_t *data = NULL;
         size_t len = 0;
         const char *why;
-        if (wio_file_read_record(t->hb_dir, name, 8, t->key, &data, &len, &why) == 0 && len == 8) {
+        int gone = 0;
+        if (wio_file_read_record(t->hb_dir, name, BEAT_LEN, t->key, &data, &len, &why) == 0 && len == BEAT_LEN) {
             uint64_t v = wio_get_le64(data);
             if (v != pb->counter || pb->changed_at == 0) {
                 pb->counter = v;
                 pb->changed_at = now;
             }
+            gone = gone_from_this_host(t, data, now - pb->changed_at);
         } else if (pb->changed_at == 0) {
             pb->changed_at = now;
         }
         free(data);
-        if (now - pb->changed_at > t->cfg->peer_timeout) {
+        if (gone || now - pb->changed_at > t->cfg->peer_timeout) {
             char msg[128];
-            snprintf(msg, sizeof msg, "no heartbeat from process %u for %.0f s", (unsigned)c->peer_id,
-                     now - pb->changed_at);
+            snprintf(msg, sizeof msg, gone ? "process %u has exited (its heartbeat stopped %.1f s ago)"
+                                           : "no heartbeat from process %u for %.0f s",
+                     (unsigned)c->peer_id, now - pb->changed_at);
             wio_stream_fail(c->s, WAITIO_ERR_PEER, msg, 0);
         }
     }
@@ -873,6 +905,7 @@ static int file_open(const wio_tp_params *p, void **out, wio_proc *self)
     t->cfg = p->cfg;
     t->inotify_fd = -1;
     t->poll_interval = 1;
+    t->host_id = self->host_id;
     wio_list_init(&t->src.link);
     wio_file_key(p->key, t->key);
     int rc = wio_file_instance_dir(p->cfg, p->key, t->dir, sizeof t->dir);
@@ -937,8 +970,8 @@ static int file_start(void *tp, const wio_tp_instance *inst)
     t->beat_period = t->cfg->peer_timeout / 6;
     if (t->beat_period < 0.2)
         t->beat_period = 0.2;
-    if (t->beat_period > 5)
-        t->beat_period = 5;
+    if (t->beat_period > 1)
+        t->beat_period = 1;
     beat(t);
     t->started = 1;
     scan_inbox(t);
@@ -1024,6 +1057,7 @@ static void file_close(void *tp)
     snprintf(hb, sizeof hb, "%s/%s", t->hb_dir, t->hb_name);
     unlink(hb);
     wio_file_rm_tree(t->inbox);
+    (void)rmdir(t->hb_dir); /* the last process out leaves only the start-up records */
     for (size_t i = 0; i < t->nignored; i++)
         free(t->ignored[i]);
     free(t->ignored);

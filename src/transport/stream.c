@@ -334,11 +334,11 @@ void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
     if (s->orphaned) {
         wio_debug("abandoned connection %s closed: %s", s->desc, why);
     } else if (!s->authenticated && !s->initiator) {
-        /* a peer that just leaves (a connect race lost, a process finalizing) is not an attack;
-         * a wrong key or a malformed frame is worth a warning */
-        if (s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER) /* it saw our proof and left */
-            wio_info("connection %s: authentication not completed (%s); a peer without the "
-                     "instance key, or one that lost a connect race", s->desc, why);
+        /* a peer that saw our proof and left lacks the key (or finalized mid-handshake): worth a
+         * warning, as a malformed frame is; one that leaves before it even said HELLO is not */
+        if (s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER)
+            wio_warn("connection %s: authentication not completed (%s); a peer without the "
+                     "instance key?", s->desc, why);
         else if (err == WAITIO_ERR_PEER)
             wio_info("closing connection %s before authentication: %s", s->desc, why);
         else
