@@ -6,7 +6,7 @@
 # exchange test passes (every byte checked), and the counters each process prints at finalize
 # show both paths used: rendezvous data on the main connection (64 KiB - 1 and below: eager or
 # small rendezvous) and on the bulk one (the larger sizes). Then the same with
-# WAITIO_TRANSPORTS=tcp set as well: it wins, and no file is used.
+# WAITIO_TRANSPORTS=tcp set as well: it wins, and no file is used. waitio-info shows the choice.
 # timeout: 150
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -34,6 +34,17 @@ counts() { # counts NAME: "main bulk" rendezvous data sends of both processes to
   cat "$T_DIR/$1".pb*.out | sed -n 's/.*rendezvous data sent: \([0-9]*\) on the main connection, \([0-9]*\) on the bulk one.*/\1 \2/p' |
     awk '{m += $1; b += $2} END {print m + 0, b + 0}'
 }
+
+info=$(env WAITIO_COMM_TYPE=hybrid WAITIO_HYBRID_THRESHOULD=65536 WAITIO_SCRATCH_DIR="$shared" \
+       "$WAITIO_BUILD_DIR/tools/waitio-info" | grep -E "COMM_TYPE|THRESHOLD")
+echo "$info" | sed 's/^/  waitio-info: /'
+echo "$info" | grep -q "WAITIO_COMM_TYPE=hybrid -> transports shm,tcp, and file for large messages' data" &&
+  echo "$info" | grep -q "WAITIO_HYBRID_THRESHOLD=65536" || t_fail "waitio-info does not show the hybrid choice"
+
+err=$(env -u WAITIO_SCRATCH_DIR WAITIO_COMM_TYPE=file "$WAITIO_BUILD_DIR/tools/waitio-info" 2>&1 >/dev/null || true)
+echo "$err" | grep -q "WAITIO_COMM_TYPE=file needs WAITIO_SCRATCH_DIR" || t_fail "no clear error without WAITIO_SCRATCH_DIR: $err"
+err=$(env WAITIO_COMM_TYPE=files "$WAITIO_BUILD_DIR/tools/waitio-info" 2>&1 >/dev/null || true)
+echo "$err" | grep -q "WAITIO_COMM_TYPE='files' is not socket, file or hybrid" || t_fail "no clear error for a bad WAITIO_COMM_TYPE: $err"
 
 run hybrid
 read -r main bulk <<<"$(counts hybrid)"
