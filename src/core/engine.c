@@ -480,6 +480,7 @@ static void ack_done(wio_send_item *it, int err)
 /* The old connection is gone: queued traffic reconnects. */
 static void idle_close_finished(wio_engine *e, wio_peer *p)
 {
+    WIO_ASSERT(p->state == WIO_PEER_IDLE_CLOSING);
     p->state = WIO_PEER_IDLE;
     p->idle_closed = 1;
     p->idle_closed_at = wio_now();
@@ -585,6 +586,32 @@ static void enforce_connection_cap(wio_engine *e)
 /* ------------------------------------------------------------------------------------ */
 /* connection handler                                                                   */
 
+static const char *peer_state_name(int state)
+{
+    static const char *const names[] = {"idle", "connecting", "open", "closing", "idle-closing", "failed"};
+    return state >= 0 && state <= WIO_PEER_FAILED ? names[state] : "?";
+}
+
+/* Our connection that lost a simultaneous connect was accepted by the peer after all (it decided
+ * after the connection we kept had gone, e.g. closed for the cap): the peer has bound it, so it
+ * becomes ours again, replacing whatever we have in progress. */
+static int adopt_abandoned(wio_engine *e, wio_peer *p, wio_link *l, const wio_tp_slot *tp, void *conn, void **user)
+{
+    if (l->bulk ? l->open : (p->state == WIO_PEER_OPEN || p->state == WIO_PEER_IDLE_CLOSING))
+        return WIO_TP_REFUSE;
+    if (l->conn)
+        link_abandon(l);
+    if (!l->bulk) {
+        make_room(e, p);
+        p->state = WIO_PEER_CONNECTING;
+    }
+    l->tp = tp;
+    l->conn = conn;
+    l->outgoing = 1;
+    *user = l;
+    return WIO_TP_ACCEPT;
+}
+
 static int on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned flags, void **user)
 {
     const wio_tp_slot *tp = ctx;
@@ -595,6 +622,12 @@ static int on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned flags, 
     if (!p || peer_gone(p))
         return WIO_TP_REFUSE;
     wio_link *l = (flags & WIO_TPC_BULK) ? &p->bulk : &p->main;
+    wio_debug("%s connection %s process %u over %s: peer %s, ours %s",
+              (flags & WIO_TPC_ADOPT) ? "abandoned" : "incoming", (flags & WIO_TPC_ADOPT) ? "accepted by" : "from",
+              (unsigned)peer_id, tp->ops->name, peer_state_name(p->state),
+              l->conn ? (l->outgoing ? "outgoing" : "incoming") : "none");
+    if (flags & WIO_TPC_ADOPT)
+        return adopt_abandoned(e, p, l, tp, conn, user);
     if (!l->bulk) {
         if (p->state == WIO_PEER_OPEN)
             return WIO_TP_DUPLICATE;
@@ -625,6 +658,7 @@ static void on_opened(void *ctx, void *user, const wio_peer_hello *hello)
     wio_link *l = user;
     wio_peer *p = l->peer;
     wio_engine *e = p->engine;
+    WIO_ASSERT(l->conn && (l->bulk || p->state == WIO_PEER_CONNECTING));
     if (l->bulk) {
         bulk_opened(e, p);
         return;

@@ -101,6 +101,7 @@ wio_req_impl *wio_req_lookup(wio_engine *e, uint64_t id)
 
 void wio_req_complete(wio_req_impl *r, int err)
 {
+    WIO_ASSERT(r->state != WIO_RS_FREE); /* a released request is never completed */
     if (r->state == WIO_RS_DONE)
         return;
     if (wio_list_linked(&r->link))

@@ -767,6 +767,16 @@ static void check_peers(file_tp *t, double now)
         }
         free(data);
         if (gone || now - pb->changed_at > t->cfg->peer_timeout) {
+            /* what it published before it died (or finalized in a hurry) is read first, as a
+             * socket's buffered data would be: its BYE may be in there */
+            for (int k = 0; k < 1 << 20 && c->s->state != WIO_SS_CLOSED; k++) {
+                uint64_t before = c->in_seq + c->in_off;
+                wio_stream_read(c->s);
+                if (c->s->state == WIO_SS_CLOSED || (c->in_seq + c->in_off == before && !c->in_open))
+                    break;
+            }
+            if (c->s->state == WIO_SS_CLOSED)
+                continue;
             char msg[128];
             snprintf(msg, sizeof msg, gone ? "process %u has exited (its heartbeat stopped %.1f s ago)"
                                            : "no heartbeat from process %u for %.0f s",

@@ -121,6 +121,7 @@ static int handle_auth(wio_stream *s, const wio_frame_hdr *h)
         return 1;
     }
     void *user = NULL;
+    WIO_ASSERT(s->user == NULL && !s->initiator); /* the owner hears of it here first */
     int verdict = s->handler->incoming
                       ? s->handler->incoming(s->hctx, s->tp_conn, s->peer_id, s->purpose, &user)
                       : WIO_TP_REFUSE;
@@ -156,9 +157,25 @@ static int handle_accept(wio_stream *s, const wio_frame_hdr *h)
 {
     if (h->len != 0)
         return -1;
-    if (s->orphaned) { /* its owner took the peer's connection meanwhile */
-        wio_stream_fail(s, WAITIO_ERR_PEER, (h->flags & WIO_FF_REJECT) ? "rejected, as expected" : "not needed", 0);
+    if (s->orphaned && (h->flags & WIO_FF_REJECT)) { /* as its owner expected */
+        wio_stream_fail(s, WAITIO_ERR_PEER, "rejected, as expected", 0);
         return 1;
+    }
+    if (s->orphaned) {
+        /* the peer took it after all (the connection the owner kept was gone by then): the peer
+         * has bound it, so the owner takes it back, or the peer sees it close */
+        void *user = NULL;
+        int verdict = s->handler->incoming
+                          ? s->handler->incoming(s->hctx, s->tp_conn, s->peer_id, s->purpose | WIO_TPC_ADOPT, &user)
+                          : WIO_TP_REFUSE;
+        if (s->state == WIO_SS_CLOSED)
+            return 1;
+        if (verdict != WIO_TP_ACCEPT) {
+            wio_stream_fail(s, WAITIO_ERR_PEER, "accepted by the peer, but no longer wanted here", 0);
+            return 1;
+        }
+        s->user = user;
+        s->orphaned = 0;
     }
     if (h->flags & WIO_FF_REJECT) {
         wio_stream_fail(s, WAITIO_ERR_PEER, "simultaneous connect resolved in favour of the peer's", 1);

@@ -269,6 +269,7 @@ int wio_stream_start_accept(wio_stream *s)
 int wio_stream_promote(wio_stream *s)
 {
     wio_stream_ctx *ctx = s->ctx;
+    WIO_ASSERT(s->authenticated && s->rbuf == s->hs_rbuf);
     uint8_t *big = malloc(WIO_STREAM_RBUF);
     if (!big)
         return -1;
@@ -537,6 +538,8 @@ void wio_stream_send_handshake(wio_stream *s, uint8_t type, uint16_t flags, size
 
 void wio_stream_open(wio_stream *s)
 {
+    /* only an authenticated stream opens, and only once */
+    WIO_ASSERT(s->authenticated && s->state != WIO_SS_OPEN && s->state != WIO_SS_CLOSED);
     s->state = WIO_SS_OPEN;
     s->deadline = 0;
     if (s->kind->pipe == &wio_socket_pipe) { /* its descriptor carries data: epoll more often */

@@ -89,6 +89,10 @@ enum wio_tp_verdict {
 
 /* Connection purposes, from the connector's HELLO (flags of wio_transport_ops.connect). */
 #define WIO_TPC_BULK 0x1u /* carries only rendezvous DATA beside the peer's main connection */
+/* incoming only: a connection of ours that its owner abandoned (conn_abandon) was accepted by the
+ * peer after all — it was decided there after the connection the owner kept had gone again. The
+ * owner takes it back (ACCEPT) or it is closed. */
+#define WIO_TPC_ADOPT 0x2u
 
 /* Callbacks of the layer that owns the connections (the engine, the start-up rendezvous, a
  * test). `user` is the owner's object for a connection: what connect() was given, or what
