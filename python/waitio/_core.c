@@ -25,6 +25,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -37,30 +38,31 @@ static PyObject *WaitioError;
 
 /* ---- the binding-level lock ---- */
 
-static PyThread_type_lock wio_lock;
+/* A plain mutex: uncontended, a lock/unlock pair costs a few tens of ns on the isend+wait path. */
+static pthread_mutex_t wio_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int wio_waiters; /* threads waiting for wio_lock without the GIL */
 
 /* Without the GIL. */
 static void lock_nogil(void)
 {
-    if (PyThread_acquire_lock(wio_lock, NOWAIT_LOCK))
+    if (pthread_mutex_trylock(&wio_lock) == 0)
         return;
     atomic_fetch_add(&wio_waiters, 1);
-    PyThread_acquire_lock(wio_lock, WAIT_LOCK);
+    pthread_mutex_lock(&wio_lock);
     atomic_fetch_sub(&wio_waiters, 1);
 }
 
 /* With the GIL: gives it up while waiting, so the holder (which may want the GIL) goes on. */
 static void lock_gil(void)
 {
-    if (PyThread_acquire_lock(wio_lock, NOWAIT_LOCK))
+    if (pthread_mutex_trylock(&wio_lock) == 0)
         return;
     Py_BEGIN_ALLOW_THREADS
     lock_nogil();
     Py_END_ALLOW_THREADS
 }
 
-static void unlock(void) { PyThread_release_lock(wio_lock); }
+static void unlock(void) { pthread_mutex_unlock(&wio_lock); }
 
 /* rc = EXPR, a non-blocking library call, under the lock (GIL held) */
 #define LOCKED(rc, expr) do { lock_gil(); (rc) = (expr); unlock(); } while (0)
@@ -320,16 +322,16 @@ static void request_complete(RequestObject *r, int rc)
     request_release(r);
 }
 
-/* Waits for R. A completed request costs one test with the GIL held; otherwise slices of
+/* Waits for R. A completed request costs one zero-timeout wait with the GIL held; otherwise slices of
  * WAIT_SLICE seconds without the GIL, each holding the library lock, with pending signal
  * handlers run between them (-1: one raised, e.g. KeyboardInterrupt; R stays pending). */
 static int request_wait_inner(RequestObject *r)
 {
     if (r->done)
         return 0;
-    int flag = 0, rc;
-    LOCKED(rc, waitio_test(&r->req, &flag));
-    if (flag || rc) {
+    int rc; /* a zero timeout: the library's cheap path for a complete request (an eager send) */
+    LOCKED(rc, waitio_wait_timeout(&r->req, 0));
+    if (rc != WAITIO_ERR_TIMEOUT || !r->req.internal) {
         request_complete(r, rc);
         return 0;
     }
@@ -968,9 +970,6 @@ PyMODINIT_FUNC PyInit__core(void)
 {
     if (PyType_Ready(&GroupType) < 0 || PyType_Ready(&RequestType) < 0)
         return NULL;
-    wio_lock = PyThread_allocate_lock();
-    if (!wio_lock)
-        return PyErr_NoMemory();
     PyObject *m = PyModule_Create(&moduledef);
     if (!m)
         return NULL;
