@@ -174,11 +174,20 @@ int waitio_local_size(int *sizep)
 
 /* ---- groups ---- */
 
+/* Ids from WAITIO_GID_RESERVED up belong to the library's own groups (waitio.h). */
+static int user_gid_ok(int gid)
+{
+    if (gid >= WAITIO_GID_RESERVED)
+        return wio_fail(WAITIO_ERR_ARG, "group id %d (0x%x) is reserved for the library's groups "
+                        "(ids from 0x%x up)", gid, (unsigned)gid, (unsigned)WAITIO_GID_RESERVED);
+    return 0;
+}
+
 waitio_group_t waitio_create_group(int gid, waitio_filter_func_t func[], int order[])
 {
     wio_engine *e = engine_or_fail();
     wio_group *g = NULL;
-    if (e && wio_group_create_func(e, gid, func, order, &g) != 0)
+    if (e && (user_gid_ok(gid) != 0 || wio_group_create_func(e, gid, func, order, &g) != 0))
         return NULL;
     return (waitio_group_t)g;
 }
@@ -187,7 +196,7 @@ waitio_group_t waitio_create_group_wranks(int gid, int *rankap[], int order[])
 {
     wio_engine *e = engine_or_fail();
     wio_group *g = NULL;
-    if (e && wio_group_create_list(e, gid, rankap, order, &g) != 0)
+    if (e && (user_gid_ok(gid) != 0 || wio_group_create_list(e, gid, rankap, order, &g) != 0))
         return NULL;
     return (waitio_group_t)g;
 }
