@@ -21,6 +21,9 @@ done
 have_pkg libssl-dev || need+=(libssl-dev)
 have_pkg libclang-rt-14-dev || need+=(libclang-rt-14-dev)   # libFuzzer for tests/fuzz
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+# the one-job MPMD test's Python PB joins MPI start-up through mpi4py (Debian's: Open MPI)
+/usr/bin/python3 -c 'import mpi4py' >/dev/null 2>&1 || need+=(python3-mpi4py)
+compgen -G '/usr/include/python3*/Python.h' >/dev/null || need+=(python3-dev)  # to build the binding for it
 # bench/compare draws its plots with the distribution's matplotlib (/usr/bin/python3)
 if [ $bench = 1 ] && ! have_pkg python3-matplotlib; then need+=(python3-matplotlib); fi
 

@@ -783,7 +783,7 @@ static int choose_self_address(wio_engine *e)
     int is_master = e->cfg.pbid == 0 && e->cfg.local_rank == 0;
     wio_addr master = {0}, self;
     int rc, waiting = 0;
-    if ((!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
+    if (!e->cfg.job && (!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
         return rc;
     /* In file mode a process may start before the file exists: it advertises the address that
      * routes to the master once known, the host's first interface meanwhile. */
@@ -849,7 +849,11 @@ int wio_boot_run(wio_engine *e, double timeout)
     const waitio_adapter_ops *a = wio_adapter();
     int pb_adapter = a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank;
     e->self.flags = pb_adapter ? WIO_PROC_ADAPTER : 0;
-    if (pb_adapter && e->cfg.local_size > 1) {
+    if (e->cfg.job) { /* one-job MPMD launch: no master, the table comes over MPI */
+        uint8_t mine[ENTRY_LEN];
+        entry_encode(&e->self, mine);
+        rc = wio_boot_job(e, mine, timeout, &table, &table_len);
+    } else if (pb_adapter && e->cfg.local_size > 1) {
         wio_info("start-up through the MPI adapter (%s)", a->name ? a->name : "?");
         rc = boot_through_adapter(e, a, deadline, timeout, &table, &table_len);
     } else {

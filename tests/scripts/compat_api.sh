@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib.sh"
 src=$WAITIO_SOURCE_DIR/tests/progs/compat_api.c
 lib=$WAITIO_BUILD_DIR/src
 cc=${CC:-cc}
-flags=(-std=c11 -O1 -Wall -Wextra -Werror -I"$WAITIO_SOURCE_DIR/include")
+flags=(-std=c11 -O1 -Wall -Wextra -Werror -I"$WAITIO_SOURCE_DIR/include" $(t_sanitize_flags))
 build() { # build NAME [cc flags...] -- link flags...
   local name=$1; shift
   local cf=() lf=()
