@@ -21,8 +21,8 @@ int wio_log_init_from_env(void)
     static const char *const names[] = {"off", "error", "warn", "info", "debug"};
     const char *v = getenv("WAITIO_LOG");
     wio_log_level_current = WIO_LOG_OFF;
-    wio_log_explicit = v != NULL;
-    if (!v)
+    wio_log_explicit = v && *v;
+    if (!v || !*v) /* empty: the default, as scripts pass an optional WAITIO_LOG=${WAITIO_LOG:-} */
         return 0;
     for (int i = 0; i < 5; i++)
         if (strcasecmp(v, names[i]) == 0) {
