@@ -49,6 +49,10 @@ if [ $test = 1 ]; then
   # Python.h, which `pip install .` compiles the binding against (a pyenv Python has its own)
   python3 -c 'import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     >/dev/null 2>&1 || need+=(python3-dev)
+  # the one-job MPMD test's Python PB joins MPI start-up through mpi4py (Debian's: Open MPI), in
+  # the system Python, for which the binding is then built too
+  /usr/bin/python3 -c 'import mpi4py' >/dev/null 2>&1 || need+=(python3-mpi4py)
+  compgen -G '/usr/include/python3*/Python.h' >/dev/null || need+=(python3-dev)
 fi
 # bench/compare draws its plots with the distribution's matplotlib (/usr/bin/python3)
 if [ $bench = 1 ] && ! have_pkg python3-matplotlib; then need+=(python3-matplotlib); fi

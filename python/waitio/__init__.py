@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import operator
+import os
 import pickle
 import struct
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
@@ -60,12 +63,50 @@ Status = Tuple[int, int, int]
 _finalize_registered = False
 
 
+_INSTANCE_VARS = ("WAITIO_NPB", "WAITIO_PBID", "WAITIO_MASTER_HOST", "WAITIO_MASTER_PORT",
+                  "WAITIO_RENDEZVOUS")
+_adapter: Any = None
+
+
+def _load_mpi_adapter() -> None:
+    """A Python PB of a one-job MPMD launch (``mpiexec -np 2 ./a : -np 1 python3 b.py``, see
+    docs/mpi-layer.md) joins the job's start-up through MPI, so it needs MPI: when this process
+    initialised MPI through mpi4py, load the WaitIO MPI adapter built for mpi4py's MPI
+    (``$WAITIO_MPI_ADAPTER``, else ``libwaitio_adapter_<mpi>.so`` from the dynamic linker's
+    path), exactly as a C program links it. The adapter must register with this extension's
+    copy of the library, so the extension's symbols are made global first."""
+    global _adapter
+    mpi = sys.modules.get("mpi4py.MPI")
+    if _adapter is not None or mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+        return
+    version = mpi.Get_library_version()
+    flavor = "openmpi" if "Open MPI" in version else "mpich" if any(
+        k in version for k in ("MPICH", "Intel(R) MPI", "MVAPICH")) else None
+    wanted = not any(v in os.environ for v in _INSTANCE_VARS)  # a one-job launch needs it
+    path = os.environ.get("WAITIO_MPI_ADAPTER") or (flavor and f"libwaitio_adapter_{flavor}.so")
+    if not path:
+        if wanted:
+            raise Error(4, f"mpi4py runs an MPI WaitIO has no adapter for ({version.splitlines()[0]})")
+        return
+    try:
+        ctypes.CDLL(_core.__file__, mode=os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NOLOAD)
+        _adapter = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+    except OSError as exc:
+        if wanted:
+            raise Error(4, f"mpi4py initialised MPI but the WaitIO MPI adapter {path} cannot be "
+                        f"loaded ({exc}): set WAITIO_MPI_ADAPTER to its path or put its directory "
+                        f"on LD_LIBRARY_PATH") from None
+
+
 def init(timeout: int = 60) -> None:
     """Start WaitIO: register with the instance's master and wait up to ``timeout`` seconds for
-    every PB. Reads WAITIO_* environment variables as the C library does. Finalized at exit."""
+    every PB. Reads WAITIO_* environment variables as the C library does. Finalized at exit.
+    If mpi4py initialised MPI, the matching MPI adapter is loaded first, so that a Python PB
+    can be one application of a one-job MPMD launch (docs/mpi-layer.md)."""
     global _finalize_registered
     if _core.initialized():
         return
+    _load_mpi_adapter()
     _core.init(timeout)
     if not _finalize_registered:
         atexit.register(finalize)
