@@ -77,8 +77,8 @@ mismatch() { # NAME WRAPPER ADAPTER LAUNCHER EXPECT-REGEX
   t_reject "$1" 'Segmentation|signal 11'
 }
 mismatch ompi_with_mpich mpicc.openmpi waitio_adapter_mpich mpirun.openmpi \
-  'adapter libwaitio_adapter_mpich.so was built for MPICH [0-9.]+, but this program runs Open MPI v'
+  'adapter libwaitio_adapter_mpich.so[.0-9]* was built for MPICH [0-9.]+, but this program runs Open MPI v'
 mismatch mpich_with_ompi mpicc.mpich waitio_adapter_openmpi mpirun.mpich \
-  'adapter libwaitio_adapter_openmpi.so was built for Open MPI [0-9.]+, but this program runs MPICH'
+  'adapter libwaitio_adapter_openmpi.so[.0-9]* was built for Open MPI [0-9.]+, but this program runs MPICH'
 t_log "ok: a mismatched adapter refuses at start-up, naming both MPIs (Open MPI program + MPICH adapter, and the reverse)"
 t_pass
