@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""compare_report.py — turns bench/compare's raw results into docs/performance.md and the plots.
+"""compare_report.py — turns bench/compare's raw results into performance.md and the plots.
 
-Usage: compare_report.py TMPDIR OUTDIR
-TMPDIR holds KIND.CONFIG.RUN.csv (waitio-bench/mpi_bench CSV rows, benchmark column = CONFIG),
-KIND.CONFIG.err (why a configuration could not run) and `meta` (key=value lines). Writes
+Usage: compare_report.py DATADIR OUTDIR
+DATADIR holds KIND.CONFIG.RUN.csv (waitio-bench/mpi_bench CSV rows, benchmark column = CONFIG),
+KIND.CONFIG.err (why a configuration could not run) and `meta` (key=value lines); it is kept,
+and summary.csv (median, min and max over the runs of every figure) is written into it. Writes
 OUTDIR/performance.md and OUTDIR/img/{latency,bandwidth}.png (the plots are skipped, with a note
-in the Markdown, when matplotlib cannot be imported). Medians over the runs; nothing is invented:
-a missing figure is printed as "n/a" and the configuration's error is quoted.
+in the Markdown saying what to install, when matplotlib cannot be imported). Medians over the
+runs with their spread (min-max: in the tables when the runs differ, as error bars in the plots);
+nothing is invented: a missing figure is printed as "n/a" and the configuration's error is quoted.
 """
 import csv
 import glob
@@ -84,9 +86,14 @@ def errors(tmp):
     return out
 
 
-def median(cells, index):
+def spread(cells, index):
+    """(median, min, max) of column `index` over the runs, or None."""
     values = [c[index] for c in cells if c[index] is not None]
-    return statistics.median(values) if values else None
+    return (statistics.median(values), min(values), max(values)) if values else None
+
+
+def med(cell):
+    return cell[0] if cell else None
 
 
 def size_label(b):
@@ -106,10 +113,40 @@ def fmt(v, kind="us"):
     return f"{v:.2f}" if v < 1000 else f"{v:.0f}"
 
 
+def fmt_cell(cell, kind):
+    """median, and "(min–max)" after it when the runs differ in the printed digits."""
+    if cell is None:
+        return "n/a"
+    m, lo, hi = (fmt(v, kind) for v in cell)
+    return m if lo == hi else f"{m} ({lo}–{hi})"
+
+
 def figures(data, kind, index):
-    """{config: {bytes: median}} for column `index` (0 half-RTT, 1 max, 2 MB/s)."""
-    return {c: {b: median(cells, index) for b, cells in per.items()}
+    """{config: {bytes: (median, min, max)}} for column `index` (0 half-RTT, 1 max, 2 MB/s)."""
+    return {c: {b: spread(cells, index) for b, cells in per.items()}
             for c, per in data.get(kind, {}).items()}
+
+
+def medians(figs):
+    return {c: {b: med(v) for b, v in per.items()} for c, per in figs.items()}
+
+
+def write_summary(data, path):
+    """summary.csv: one row per kind, configuration and size: runs, then median/min/max."""
+    cols = (("half_rtt_us", 0), ("max_half_rtt_us", 1), ("mb_per_s", 2))
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["kind", "config", "bytes", "runs"] +
+                   [f"{n}_{s}" for n, _ in cols for s in ("median", "min", "max")])
+        for kind in sorted(data):
+            for config in sorted(data[kind]):
+                for b in sorted(data[kind][config]):
+                    cells = data[kind][config][b]
+                    row = [kind, config, b, len(cells)]
+                    for _, i in cols:
+                        sp = spread(cells, i)
+                        row += list(sp) if sp else ["", "", ""]
+                    w.writerow(row)
 
 
 def table(title, figs, configs, labels, unit, kind):
@@ -121,13 +158,13 @@ def table(title, figs, configs, labels, unit, kind):
              "| size | " + " | ".join(f"{labels[c][0]} {unit}" for c in cols) + " |",
              "|---:" * (len(cols) + 1) + "|"]
     for b in sizes:
-        lines.append(f"| {size_label(b)} | " + " | ".join(fmt(figs[c].get(b), kind) for c in cols) + " |")
+        lines.append(f"| {size_label(b)} | " + " | ".join(fmt_cell(figs[c].get(b), kind) for c in cols) + " |")
     return lines + [""]
 
 
-def ratio_table(title, figs, pairs, labels):
+def ratio_table(title, figs, pairs, labels, selected):
     usable = [(a, b) for a, b in pairs if a in figs and b in figs]
-    missing = [(a, b) for a, b in pairs if (a, b) not in usable]
+    missing = [(a, b) for a, b in pairs if (a, b) not in usable and a in selected and b in selected]
     sizes = sorted({s for a, b in usable for s in figs[a] if s in figs[b]})
     lines = [f"**{title}**", ""]
     if usable and sizes:
@@ -136,7 +173,7 @@ def ratio_table(title, figs, pairs, labels):
         for s in sizes:
             cells = []
             for a, b in usable:
-                x, y = figs[a].get(s), figs[b].get(s)
+                x, y = med(figs[a].get(s)), med(figs[b].get(s))
                 cells.append(fmt(x / y if x is not None and y else None, "ratio"))
             lines.append(f"| {size_label(s)} | " + " | ".join(cells) + " |")
         lines.append("")
@@ -160,21 +197,30 @@ def iterations_note(data):
     return "Every configuration ran the same iteration counts per size (the CSV's iterations column)."
 
 
+def errorbar(ax, per, label):
+    """One line of medians with min-max error bars."""
+    xs = sorted(b for b in per if per[b] is not None)
+    ys = [per[b][0] for b in xs]
+    err = [[per[b][0] - per[b][1] for b in xs], [per[b][2] - per[b][0] for b in xs]]
+    ax.errorbar(xs, ys, yerr=err, marker="o", markersize=3, capsize=2, elinewidth=0.8, label=label)
+
+
 def plot(data, out):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        return f"Plots skipped: matplotlib cannot be imported ({e})."
+        return (f"Plots skipped: matplotlib cannot be imported ({e}); "
+                "`scripts/install-deps.sh --bench` installs it.")
     lat = figures(data, "pingpong", 0)
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for c in CONFIGS:
         if c in lat:
-            xs = sorted(b for b in lat[c] if lat[c][b] is not None)
-            ax.plot(xs, [lat[c][b] for b in xs], marker="o", markersize=3, label=CONFIGS[c][0])
+            errorbar(ax, lat[c], CONFIGS[c][0])
     ax.set(xscale="log", yscale="log", xlabel="message size (bytes)", ylabel="half round trip (µs)",
-           title="Ping-pong latency, 2 processes on this host (lower is better)")
+           title="Ping-pong latency, 2 processes on this host (lower is better)\n"
+                 "median of the runs, bars: min–max")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -185,9 +231,8 @@ def plot(data, out):
         bw = figures(data, kind, 2)
         for c in CONFIGS:
             if c in bw:
-                xs = sorted(bw[c])
-                ax.plot(xs, [bw[c][b] for b in xs], marker="o", markersize=3, label=CONFIGS[c][0])
-        ax.set(xscale="log", yscale="log", xlabel="message size (bytes)", title=f"Bandwidth, {title}")
+                errorbar(ax, bw[c], CONFIGS[c][0])
+        ax.set(xscale="log", yscale="log", xlabel="message size (bytes)", title=f"Bandwidth, {title} (bars: min–max of the runs)")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("MB/s (10^6 B/s, higher is better)")
     axes[0].legend(fontsize=8)
@@ -202,6 +247,9 @@ def main():
     with open(os.path.join(tmp, "meta")) as f:
         meta = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
     data, errs = load(tmp), errors(tmp)
+    write_summary(data, os.path.join(tmp, "summary.csv"))
+    data_rel = os.path.relpath(tmp, out)
+    selected = set(meta.get("configs", " ".join(list(CONFIGS) + list(PAIR_CONFIGS))).split())
     labels = {**CONFIGS, **PAIR_CONFIGS}
     pp_lat, pp_bw = figures(data, "pingpong", 0), figures(data, "pingpong", 2)
     st_bw = figures(data, "stream", 2)
@@ -214,7 +262,11 @@ def main():
          "",
          f"- machine: `{meta['host']}`, {meta['cores']} cores ({meta['cpu']}), {meta['kernel']}",
          f"- Open MPI: {meta['ompi']}; MPICH: {meta['mpich']}; WaitIO: `{meta['waitio']}`",
-         f"- medians of {meta['runs']} run(s); configurations interleaved inside every run",
+         f"- medians of {meta['runs']} run(s), with the spread over the runs as (min–max) where the"
+         " runs differ (error bars in the plots); configurations interleaved inside every run",
+         f"- raw figures: [`{data_rel}/`]({data_rel}/) (one CSV per pattern, configuration and run;"
+         " `summary.csv`: median, min and max of every figure)",
+         "- ratios are ratios of the medians",
          f"- {iterations_note(data)} Multi-pair runs use {meta['pair_scale']}x the adapted counts "
          f"({2 * int(meta['pair_procs'])} processes on {meta['cores']} cores).",
          "- data checked byte by byte on the first and the last exchange of every size, on every side;"
@@ -222,7 +274,7 @@ def main():
          "- half-RTT: half round trip in µs; MB/s: 10^6 bytes per second; ratios of latency below 1"
          " and ratios of bandwidth above 1 favour the first configuration", ""]
     L += ["## Configurations", "", "| name | what | launched as |", "|---|---|---|"]
-    L += [f"| {v[0]} | {v[1]} | `{v[2]}` |" for v in CONFIGS.values()]
+    L += [f"| {v[0]} | {v[1]} | `{v[2]}` |" for c, v in CONFIGS.items() if c in selected]
     L += [""]
     if errs:
         L += ["## Unavailable", ""]
@@ -235,23 +287,23 @@ def main():
         L += ["![latency](img/latency.png)", "", "![bandwidth](img/bandwidth.png)", ""]
     L += table("Half round trip", pp_lat, CONFIGS, labels, "µs", "us")
     L += table("Bandwidth (size / half round trip)", pp_bw, CONFIGS, labels, "MB/s", "mbs")
-    L += ratio_table("Latency ratios (half round trip)", pp_lat, RATIOS, labels)
-    L += ratio_table("Bandwidth ratios", pp_bw, RATIOS, labels)
+    L += ratio_table("Latency ratios (half round trip)", pp_lat, RATIOS, labels, selected)
+    L += ratio_table("Bandwidth ratios", pp_bw, RATIOS, labels, selected)
     L += ["## Streaming (window of 16 messages in flight, 1-byte ack per window)", ""]
     L += table("Bandwidth", st_bw, CONFIGS, labels, "MB/s", "mbs")
-    L += ratio_table("Bandwidth ratios", st_bw, RATIOS, labels)
+    L += ratio_table("Bandwidth ratios", st_bw, RATIOS, labels, selected)
     L += ["## All pairs at once", "",
           "Every process ping-pongs with its partner at the same time (start synchronised per size);"
           " latency: mean half round trip over the pairs (max: the slowest pair); bandwidth: sum"
           " over the pairs.", "",
           "| name | what | launched as |", "|---|---|---|"]
-    L += [f"| {v[0]} | {v[1]} | `{v[2]}` |" for v in PAIR_CONFIGS.values()]
+    L += [f"| {v[0]} | {v[1]} | `{v[2]}` |" for c, v in PAIR_CONFIGS.items() if c in selected]
     L += [""]
     L += table("Mean half round trip", pr_lat, PAIR_CONFIGS, labels, "µs", "us")
     L += table("Slowest pair's half round trip", pr_max, PAIR_CONFIGS, labels, "µs", "us")
     L += table("Aggregate bandwidth", pr_bw, PAIR_CONFIGS, labels, "MB/s", "mbs")
-    L += ratio_table("Latency ratios (mean half round trip)", pr_lat, PAIR_RATIOS, labels)
-    L += ratio_table("Aggregate bandwidth ratios", pr_bw, PAIR_RATIOS, labels)
+    L += ratio_table("Latency ratios (mean half round trip)", pr_lat, PAIR_RATIOS, labels, selected)
+    L += ratio_table("Aggregate bandwidth ratios", pr_bw, PAIR_RATIOS, labels, selected)
     with open(os.path.join(out, "performance.md"), "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 

@@ -13,11 +13,18 @@
  * enabled (WAITIO_LOG=error|warn|info|debug) and nothing aborts the process.
  *
  * Threading: "serialized" — any thread may call WaitIO, but not two at the same time.
+ *
+ * Like the original's header, this one brings in <stdio.h>, <stdlib.h>, <stddef.h> and
+ * <stdint.h>: programs written for it call fprintf, exit, size_t and uint64_t with no include
+ * of their own.
  */
 #ifndef WAITIO_H
 #define WAITIO_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,6 +95,27 @@ WAITIO_API int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, 
 WAITIO_API int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned long tag,
                  waitio_req_t *req);
 WAITIO_API int waitio_wait(waitio_req_t *req);    /* 0 on success, else the request's error */
+
+/* The everyone-filter of the original library: returns 1. Defined in an object file of its own
+ * (src/core/truef.c), so a program that defines its own truef links too, shared or static. */
+WAITIO_API int truef(int pbid, int rank);
+
+/*
+ * The group of every process of PB `pbid`, in PB-rank order (group rank = PB-local rank).
+ * Initialises WaitIO if needed, like waitio_create_universe (waitio_mpi.h). Every process may
+ * call it; a process of another PB gets a group it is not a member of (rank WAITIO_UNDEFINED).
+ * Calling it again returns the same group. Its group id is WAITIO_GID_PBGROUP(pbid).
+ */
+WAITIO_API int waitio_create_pbgroup(waitio_group_t *grpp, int pbid);
+
+/*
+ * Group ids from WAITIO_GID_RESERVED (0x7ff00000) up are the library's: the universe
+ * (0x7ffffff0), the PB heads (0x7ffffff1, 0x7ffffff2) and the PB groups (0x7ff00000 + PBID).
+ * waitio_create_group* refuses them (WAITIO_ERR_ARG), so a user's group never matches their
+ * messages. User group ids are 0 .. 0x7fefffff.
+ */
+#define WAITIO_GID_RESERVED 0x7ff00000
+#define WAITIO_GID_PBGROUP(pbid) (WAITIO_GID_RESERVED + (pbid))
 
 /* ---- extensions --------------------------------------------------------------------- */
 

@@ -29,6 +29,20 @@ typedef struct waitio_adapter_ops {
     int (*bcast_idle)(void *ctx, void *buf, size_t bytes, int root);
     int (*reduce)(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root);
     int (*gather_bytes)(void *ctx, const void *sbuf, size_t bytes, void *rbuf, int root);
+
+    /* One-job MPMD launch (`mpiexec -np 2 ./A : -np 1 ./B`, no instance variables; see
+     * docs/mpi-layer.md): the MPI job is the whole instance, each of its applications a PB.
+     * Set only when the probe was told there are no instance variables; job_npb = 0 otherwise.
+     * rank/size/ctx above then describe the application's own sub-communicator. */
+    int job_npb;               /* applications in MPI_COMM_WORLD */
+    int job_pbid;              /* this process's application (MPI_APPNUM) */
+    int job_rank, job_size;    /* this process in MPI_COMM_WORLD */
+    /* Over MPI_COMM_WORLD; both wait without burning a core and give up after `timeout`
+     * seconds (return -1) when some process of the job never joins. */
+    int (*job_bcast)(void *ctx, void *buf, size_t bytes, int root, double timeout);
+    int (*job_allgather)(void *ctx, const void *sbuf, size_t bytes, void *rbuf, double timeout);
+    /* waitio_finalize calls it last: the adapter finalizes MPI if it initialised it. May be NULL. */
+    void (*finalize)(void *ctx);
 } waitio_adapter_ops;
 
 /* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */
@@ -36,8 +50,14 @@ WAITIO_API int waitio_adapter_register(const waitio_adapter_ops *ops);
 
 /* An adapter library linked into the program installs a probe from a constructor; waitio_init
  * calls it, and the probe registers the adapter when MPI is initialised (MPI_COMM_WORLD), so
- * linking the adapter is enough: programs need no extra call. */
-typedef void (*waitio_adapter_probe_fn)(void);
+ * linking the adapter is enough: programs need no extra call.
+ * flags: WAITIO_PROBE_JOB when none of the instance variables is set: the probe may then
+ * initialise MPI itself (under an MPI launcher) and reports the job's layout (job_* above),
+ * waiting at most `timeout` seconds for the job's other processes. Returns 0, or a WAITIO_ERR_*
+ * code with `why` explaining (e.g. the adapter was built for another MPI than the program's):
+ * waitio_init then fails with that code and text. */
+#define WAITIO_PROBE_JOB 1
+typedef int (*waitio_adapter_probe_fn)(int flags, double timeout, char *why, size_t cap);
 WAITIO_API void waitio_adapter_set_probe(waitio_adapter_probe_fn probe);
 
 #ifdef __cplusplus

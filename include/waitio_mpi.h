@@ -141,6 +141,71 @@ WAITIO_API int waitio_mpi_alltoall(const void *sendbuf, int sendcount,
                                    WAITIO_MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                    WAITIO_MPI_Datatype recvtype, WAITIO_MPI_Comm comm);
 
+/*
+ * The original's Fortran-callable C entry points: the same operations as the Fortran
+ * subroutines of waitio_mpif.h (WAITIO_MPI_ISEND = waitio_mpi_isend_f, ...), every argument by
+ * reference. `comm` is a Fortran communicator handle (an int the library writes and reads as
+ * 4 bytes: get one from waitio_create_universe_f & co.), `req` an int[WAITIO_REQUEST_SIZE],
+ * `status` an int[WAITIO_STATUS_SIZE] with Fortran's 1-based layout (source, tag, error, count)
+ * or WAITIO_MPI_STATUS_IGNORE, `ierr` receives the WAITIO_ERR_* code. Fortran calls them as
+ * `CALL waitio_mpi_isend_f(...)` (external symbol waitio_mpi_isend_f_, also exported).
+ */
+WAITIO_API void waitio_init_f(const int *timeout, int *ierr);
+WAITIO_API void waitio_finalize_f(int *ierr);
+WAITIO_API void waitio_create_universe_f(int *comm, int *ierr);
+WAITIO_API void waitio_create_universe_pbhead_f(int *comm, int *ierr);
+WAITIO_API void waitio_create_pbgroup_f(int *comm, const int *pbid, int *ierr);
+WAITIO_API void waitio_group_rank_f(const int *comm, int *rank, int *ierr);
+WAITIO_API void waitio_group_size_f(const int *comm, int *size, int *ierr);
+WAITIO_API void waitio_pb_rank_f(int *rank, int *ierr);
+WAITIO_API void waitio_pb_size_f(int *size, int *ierr);
+WAITIO_API void waitio_wait_f(int *req, int *ierr);
+WAITIO_API void waitio_barrier_f(const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_comm_rank_f(const int *comm, int *rank, int *ierr);
+WAITIO_API void waitio_mpi_comm_size_f(const int *comm, int *size, int *ierr);
+WAITIO_API void waitio_mpi_isend_f(const void *buf, const int *count, const int *datatype,
+                                   const int *dest, const int *tag, const int *comm, int *req,
+                                   int *ierr);
+WAITIO_API void waitio_mpi_irecv_f(void *buf, const int *count, const int *datatype,
+                                   const int *source, const int *tag, const int *comm, int *req,
+                                   int *ierr);
+WAITIO_API void waitio_mpi_send_f(const void *buf, const int *count, const int *datatype,
+                                  const int *dest, const int *tag, const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_recv_f(void *buf, const int *count, const int *datatype,
+                                  const int *source, const int *tag, const int *comm, int *status,
+                                  int *ierr);
+WAITIO_API void waitio_mpi_wait_f(int *req, int *status, int *ierr);
+WAITIO_API void waitio_mpi_waitall_f(const int *count, int *reqs, int *statuses, int *ierr);
+WAITIO_API void waitio_mpi_barrier_f(const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_bcast_f(void *buf, const int *count, const int *datatype,
+                                   const int *root, const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_reduce_f(const void *sbuf, void *rbuf, const int *count,
+                                    const int *datatype, const int *op, const int *root,
+                                    const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_allreduce_f(const void *sbuf, void *rbuf, const int *count,
+                                       const int *datatype, const int *op, const int *comm,
+                                       int *ierr);
+WAITIO_API void waitio_mpi_gather_f(const void *sbuf, const int *scount, const int *stype,
+                                    void *rbuf, const int *rcount, const int *rtype,
+                                    const int *root, const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_gatherv_f(const void *sbuf, const int *scount, const int *stype,
+                                     void *rbuf, const int *rcounts, const int *displs,
+                                     const int *rtype, const int *root, const int *comm,
+                                     int *ierr);
+WAITIO_API void waitio_mpi_scatter_f(const void *sbuf, const int *scount, const int *stype,
+                                     void *rbuf, const int *rcount, const int *rtype,
+                                     const int *root, const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_scatterv_f(const void *sbuf, const int *scounts, const int *displs,
+                                      const int *stype, void *rbuf, const int *rcount,
+                                      const int *rtype, const int *root, const int *comm,
+                                      int *ierr);
+WAITIO_API void waitio_mpi_allgather_f(const void *sbuf, const int *scount, const int *stype,
+                                       void *rbuf, const int *rcount, const int *rtype,
+                                       const int *comm, int *ierr);
+WAITIO_API void waitio_mpi_alltoall_f(const void *sbuf, const int *scount, const int *stype,
+                                      void *rbuf, const int *rcount, const int *rtype,
+                                      const int *comm, int *ierr);
+
 /* MPI's capitalisation: WAITIO_ + the MPI name */
 #define WAITIO_MPI_Comm_rank waitio_mpi_comm_rank
 #define WAITIO_MPI_Comm_size waitio_mpi_comm_size

@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=0
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --test
 build=${WAITIO_BUILD:-build}
 jobs=$(nproc)
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #define EXIT_USAGE 2
 #define DEFAULT_WAIT_SECONDS 600.0
 #define POLL_NS (100 * 1000 * 1000)
+#define REPORT_SECONDS 5.0
 #define MAX_PATH 4096
 #define MAX_HOST 1024
 
@@ -161,14 +163,28 @@ static bool read_published(const char *path, char *host, size_t host_cap, char *
     return got && host[0];
 }
 
+/* WAITIO_LOG=info or debug: say every few seconds what -c waits for (on stderr: job scripts
+ * capture stdout with backquotes). */
+static bool log_info(void)
+{
+    const char *v = getenv("WAITIO_LOG");
+    return v && (!strcasecmp(v, "info") || !strcasecmp(v, "debug"));
+}
+
 static int wait_and_print(const char *path, const request_t *r)
 {
     char host[MAX_HOST + 2], port[32];
     struct timespec pause = {0, POLL_NS};
-    double deadline = now() + r->timeout;
+    double start = now(), deadline = start + r->timeout, next_report = start + REPORT_SECONDS;
+    bool verbose = log_info();
     for (;;) {
         if (read_published(path, host, sizeof host, port, sizeof port))
             break;
+        if (verbose && now() >= next_report) {
+            fprintf(stderr, "waitio-serv: INFO: waiting for PB 0's job to publish the master host "
+                    "in %s ('waitio-serv -d -m HOST'); %.0f of %g s\n", path, now() - start, r->timeout);
+            next_report += REPORT_SECONDS;
+        }
         if (now() >= deadline) {
             fprintf(stderr,
                     "waitio-serv: no master host published in %s after %g s (has PB 0's job run "

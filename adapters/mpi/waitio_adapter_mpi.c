@@ -2,17 +2,40 @@
  * waitio_adapter_mpi.c — the MPI adapter, compiled once per MPI implementation (SPEC §9). It
  * gives WaitIO the PB's own MPI for what MPI does best inside a PB: the intra-PB steps of the
  * hierarchical collectives, and the start-up in which the PB's rank 0 registers the whole PB and
- * broadcasts the address table. The core library never links MPI; this file does.
+ * broadcasts the address table. In a one-job MPMD launch (`mpiexec -np 2 ./A : -np 1 ./B`, no
+ * instance variables) it also describes the job — each application (MPI_APPNUM) a PB, its PB
+ * communicator the application's part of MPI_COMM_WORLD — and lends the core two collectives
+ * over the whole job for the key and the address table (src/boot/boot_job.c). It refuses to run
+ * under another MPI than the one it was compiled for. The core library never links MPI; this
+ * file does.
  */
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "waitio_adapter_mpi.h"
 #include "waitio_mpi.h"
 
-static MPI_Comm pb_comm = MPI_COMM_NULL;
+static MPI_Comm pb_comm = MPI_COMM_NULL;  /* the PB's processes */
+static MPI_Comm job_comm = MPI_COMM_NULL; /* one-job launch: a private copy of MPI_COMM_WORLD */
+static int own_mpi;                       /* we called MPI_Init, so we call MPI_Finalize */
 static waitio_adapter_ops ops;
 static char name[MPI_MAX_LIBRARY_VERSION_STRING + 32];
+
+/* The MPI this file was compiled against, checked against the library the program runs. */
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#if defined(OPEN_MPI)
+#define BUILT_FAMILY "Open MPI"
+#define BUILT_FOR "Open MPI " STR(OMPI_MAJOR_VERSION) "." STR(OMPI_MINOR_VERSION) "." STR(OMPI_RELEASE_VERSION)
+#elif defined(MPICH_VERSION)
+#define BUILT_FAMILY "MPICH"
+#define BUILT_FOR "MPICH " MPICH_VERSION
+#else
+#define BUILT_FAMILY ""
+#define BUILT_FOR "an unidentified MPI"
+#endif
 
 static MPI_Datatype to_mpi_type(int dtype)
 {
@@ -70,6 +93,25 @@ static MPI_Op to_mpi_op(int op)
     }
 }
 
+/* Waits for a nonblocking MPI operation with growing sleeps instead of letting MPI spin on every
+ * core: start-up waits for other jobs, possibly minutes. timeout > 0: gives up after it (-1). */
+static int wait_idle(MPI_Request *req, double timeout)
+{
+    double deadline = timeout > 0 ? MPI_Wtime() + timeout : 0;
+    long pause_ns = 1000;
+    for (;;) {
+        int done = 0, rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done)
+            return rc;
+        if (deadline && MPI_Wtime() > deadline)
+            return -1;
+        struct timespec ts = {0, pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 2000000)
+            pause_ns *= 2;
+    }
+}
+
 /* MPI counts are ints: large buffers go in pieces of at most 1 GiB. */
 #define PIECE ((size_t)1 << 30)
 
@@ -91,8 +133,6 @@ static int a_bcast(void *ctx, void *buf, size_t bytes, int root)
     return 0;
 }
 
-/* Start-up waits for other jobs, possibly minutes: test the broadcast with growing sleeps
- * instead of letting MPI spin on every core of the PB. */
 static int a_bcast_idle(void *ctx, void *buf, size_t bytes, int root)
 {
     (void)ctx;
@@ -100,18 +140,7 @@ static int a_bcast_idle(void *ctx, void *buf, size_t bytes, int root)
         return a_bcast(ctx, buf, bytes, root);
     MPI_Request req;
     int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, &req);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    long pause_ns = 1000;
-    for (;;) {
-        int done = 0;
-        if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS || done)
-            return rc;
-        struct timespec ts = {0, pause_ns};
-        nanosleep(&ts, NULL);
-        if (pause_ns < 2000000)
-            pause_ns *= 2;
-    }
+    return rc != MPI_SUCCESS ? rc : wait_idle(&req, 0);
 }
 
 static int a_reduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root)
@@ -141,18 +170,56 @@ static int a_gather_bytes(void *ctx, const void *sbuf, size_t bytes, void *rbuf,
     return MPI_Gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, pb_comm);
 }
 
-int waitio_mpi_adapter_init(MPI_Comm comm)
+static int a_job_bcast(void *ctx, void *buf, size_t bytes, int root, double timeout)
 {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
-        return WAITIO_ERR_STATE;
+    (void)ctx;
+    MPI_Request req;
+    if (bytes > (size_t)1 << 30)
+        return MPI_ERR_COUNT;
+    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, job_comm, &req);
+    return rc != MPI_SUCCESS ? rc : wait_idle(&req, timeout);
+}
+
+static int a_job_allgather(void *ctx, const void *sbuf, size_t bytes, void *rbuf, double timeout)
+{
+    (void)ctx;
+    MPI_Request req;
+    if (bytes > (size_t)1 << 20)
+        return MPI_ERR_COUNT;
+    int rc = MPI_Iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, job_comm, &req);
+    return rc != MPI_SUCCESS ? rc : wait_idle(&req, timeout);
+}
+
+static void free_comms(void)
+{
     if (pb_comm != MPI_COMM_NULL && pb_comm != MPI_COMM_WORLD)
         MPI_Comm_free(&pb_comm);
-    if (comm == MPI_COMM_WORLD)
-        pb_comm = MPI_COMM_WORLD;
-    else if (MPI_Comm_dup(comm, &pb_comm) != MPI_SUCCESS)
-        return WAITIO_ERR_SYS;
+    if (job_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&job_comm);
+    pb_comm = job_comm = MPI_COMM_NULL;
+}
+
+/* waitio_finalize: MPI initialised by us is finalized by us, and the adapter leaves with it. */
+static void a_finalize(void *ctx)
+{
+    (void)ctx;
+    if (!own_mpi)
+        return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {
+        free_comms();
+        MPI_Finalize();
+    }
+    own_mpi = 0;
+    pb_comm = job_comm = MPI_COMM_NULL;
+    waitio_adapter_register(NULL);
+}
+
+/* Registers comm (owned from now on) as the PB's communicator. */
+static int adopt(MPI_Comm comm)
+{
+    pb_comm = comm;
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0;
     MPI_Get_library_version(version, &len);
@@ -170,20 +237,141 @@ int waitio_mpi_adapter_init(MPI_Comm comm)
     ops.bcast_idle = a_bcast_idle;
     ops.reduce = a_reduce;
     ops.gather_bytes = a_gather_bytes;
+    ops.finalize = a_finalize;
+    return 0;
+}
+
+int waitio_mpi_adapter_init(MPI_Comm comm)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+        return WAITIO_ERR_STATE;
+    free_comms();
+    MPI_Comm mine = MPI_COMM_WORLD;
+    if (comm != MPI_COMM_WORLD && MPI_Comm_dup(comm, &mine) != MPI_SUCCESS)
+        return WAITIO_ERR_SYS;
+    adopt(mine);
     return waitio_adapter_register(&ops);
 }
 
 const char *waitio_mpi_adapter_name(void) { return name; }
 
-/* Called by waitio_init: adopt MPI_COMM_WORLD if the program initialised MPI and did not pick a
- * communicator itself. */
-static void adapter_probe(void)
+/* "Open MPI", "MPICH" (and the MPIs that share its ABI), or NULL when not recognised. */
+static const char *family_of(const char *version)
 {
+    if (strstr(version, "Open MPI"))
+        return "Open MPI";
+    if (strstr(version, "MPICH") || strstr(version, "Intel(R) MPI") || strstr(version, "MVAPICH"))
+        return "MPICH";
+    return NULL;
+}
+
+/* An adapter compiled for one MPI and run with another dies at its first MPI handle (different
+ * ABIs: MPI_COMM_WORLD is a pointer in Open MPI, an int in MPICH). MPI_Get_library_version
+ * takes no handle and may be called before MPI_Init: compare the families, and Open MPI's
+ * major version. */
+static int check_library(char *why, size_t cap)
+{
+    /* the running library may be another MPI, with a larger MPI_MAX_LIBRARY_VERSION_STRING than
+     * our header's (Open MPI: 256, MPICH: 8192): leave room for any */
+    static char version[65536];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    version[strcspn(version, "\n,")] = '\0';
+    for (char *c = version; *c; c++)
+        if (*c == '\t')
+            *c = ' ';
+    const char *running = family_of(version);
+    int mismatch = running && BUILT_FAMILY[0] && strcmp(running, BUILT_FAMILY) != 0;
+#if defined(OPEN_MPI)
+    int major = 0;
+    const char *v = strstr(version, "Open MPI v");
+    if (!mismatch && v && sscanf(v, "Open MPI v%d", &major) == 1 && major != OMPI_MAJOR_VERSION)
+        mismatch = 1;
+#endif
+    if (!mismatch)
+        return 0;
+    Dl_info self;
+    const char *file = dladdr((void *)check_library, &self) && self.dli_fname ? self.dli_fname : "adapter";
+    const char *base = strrchr(file, '/');
+    snprintf(why, cap, "the WaitIO MPI adapter %s was built for %s, but this program runs %s: "
+             "link the adapter built for the program's MPI instead", base ? base + 1 : file,
+             BUILT_FOR, version);
+    return WAITIO_ERR_ENV;
+}
+
+/* Started by an MPI launcher: its per-process variables (Open MPI, Hydra/PMI, PMIx). */
+static int under_mpi_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
+/* One-job launch: every application of MPI_COMM_WORLD is a PB (no MPI_APPNUM: one PB). */
+static int job_init(double timeout, char *why, size_t cap)
+{
+    int *appnum = NULL, flag = 0, wrank = 0, wsize = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    int app = flag && appnum && *appnum >= 0 ? *appnum : 0, napps = 0, apps = app + 1;
+    /* the first collective of the job's start-up: wait idle, and not forever */
+    MPI_Request req;
+    int rc = MPI_Iallreduce(&apps, &napps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+    if (rc == MPI_SUCCESS && (rc = wait_idle(&req, timeout)) == -1) {
+        snprintf(why, cap, "start-up timed out after %g s: not every process of the MPI job (%d "
+                 "processes) called waitio_init (in a one-job launch every application of the "
+                 "mpiexec command line must be a WaitIO program)", timeout, wsize);
+        return WAITIO_ERR_TIMEOUT;
+    }
+    MPI_Comm app_comm = MPI_COMM_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_split(MPI_COMM_WORLD, app, wrank, &app_comm);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_dup(MPI_COMM_WORLD, &job_comm);
+    if (rc != MPI_SUCCESS) {
+        snprintf(why, cap, "MPI adapter: splitting MPI_COMM_WORLD by application failed (MPI error %d)", rc);
+        return WAITIO_ERR_SYS;
+    }
+    adopt(app_comm);
+    ops.job_npb = napps;
+    ops.job_pbid = app;
+    ops.job_rank = wrank;
+    ops.job_size = wsize;
+    ops.job_bcast = a_job_bcast;
+    ops.job_allgather = a_job_allgather;
+    return waitio_adapter_register(&ops);
+}
+
+/* Called by waitio_init. With instance variables: adopt MPI_COMM_WORLD if the program initialised
+ * MPI and did not pick a communicator itself. Without: the one-job launch, initialising MPI
+ * ourselves when an MPI launcher started us and the program did not. */
+static int adapter_probe(int flags, double timeout, char *why, size_t cap)
+{
+    int rc = check_library(why, cap);
+    if (rc)
+        return rc;
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
-    if (initialized && !finalized && pb_comm == MPI_COMM_NULL)
-        waitio_mpi_adapter_init(MPI_COMM_WORLD);
+    if (finalized || pb_comm != MPI_COMM_NULL)
+        return 0;
+    if (!initialized) {
+        if (!(flags & WAITIO_PROBE_JOB) || !under_mpi_launcher())
+            return 0;
+        if ((rc = MPI_Init(NULL, NULL)) != MPI_SUCCESS) {
+            snprintf(why, cap, "MPI adapter: MPI_Init failed (MPI error %d)", rc);
+            return WAITIO_ERR_SYS;
+        }
+        own_mpi = 1;
+    }
+    if (flags & WAITIO_PROBE_JOB)
+        return job_init(timeout, why, cap);
+    return waitio_mpi_adapter_init(MPI_COMM_WORLD);
 }
 
 __attribute__((constructor)) static void adapter_install_probe(void)

@@ -12,20 +12,30 @@ Example::
         field = np.empty(1000)
         world.Recv(field, source=0, tag=1)
 
-Errors raise :class:`waitio.Error` (``.code`` is the WaitIO error code, ``.message`` the text).
+Errors are raised as mpi4py raises them: ``TypeError`` for an object that is not a buffer,
+``ValueError`` for a negative tag, a rank outside the group or buffers that do not fit; failures
+reported by the library raise :class:`waitio.Error` (``.code`` is the WaitIO error code,
+``.message`` the text).
+
+Threads: calls into WaitIO are serialized by a lock of the binding; whatever may block (waits,
+collectives, init, finalize) releases the GIL, so other Python threads run meanwhile.
 """
 from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import operator
+import os
 import pickle
 import struct
-from typing import Any, Callable, Iterator, Optional, Sequence
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import (ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, LAND, LOR, LXOR, MAX, MIN, PROD, SUM,
-                    Request)
+                    Error, Request, get_nprocs, initialized, local_rank, local_size, pb_rank,
+                    pb_size)
 
 __all__ = [
     "Error", "Comm", "Request", "init", "finalize", "initialized", "session", "universe",
@@ -35,24 +45,68 @@ __all__ = [
 ]
 
 
-#: A WaitIO failure (raised by the extension): ``code`` is the library's error code,
-#: ``message`` its explanation.
-Error = _core.Error
-Error.code = property(lambda self: self.args[0])  # type: ignore[attr-defined]
-Error.message = property(lambda self: self.args[1] if len(self.args) > 1 else "")  # type: ignore[attr-defined]
-Error.__str__ = lambda self: f"{self.args[1]} (WaitIO error {self.args[0]})"  # type: ignore[assignment]
+# Error, a failure reported by the library (raised by the extension): ``code`` is the
+# library's error code, ``message`` its explanation (declared in _core.pyi).
+setattr(Error, "code", property(lambda self: self.args[0], doc="The WAITIO_ERR_* code."))
+setattr(Error, "message", property(lambda self: self.args[1] if len(self.args) > 1 else "",
+                                   doc="What went wrong, in words."))
+setattr(Error, "__str__", lambda self: f"{self.args[1]} (WaitIO error {self.args[0]})")
 
 __version__: str = _core.build_info()["version"]
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # PEP 688: bytes, bytearray, memoryview, NumPy arrays...
+
+#: (source, tag, nbytes) of a completed receive (or send)
+Status = Tuple[int, int, int]
 
 _finalize_registered = False
 
 
+_INSTANCE_VARS = ("WAITIO_NPB", "WAITIO_PBID", "WAITIO_MASTER_HOST", "WAITIO_MASTER_PORT",
+                  "WAITIO_RENDEZVOUS")
+_adapter: Any = None
+
+
+def _load_mpi_adapter() -> None:
+    """A Python PB of a one-job MPMD launch (``mpiexec -np 2 ./a : -np 1 python3 b.py``, see
+    docs/mpi-layer.md) joins the job's start-up through MPI, so it needs MPI: when this process
+    initialised MPI through mpi4py, load the WaitIO MPI adapter built for mpi4py's MPI
+    (``$WAITIO_MPI_ADAPTER``, else ``libwaitio_adapter_<mpi>.so`` from the dynamic linker's
+    path), exactly as a C program links it. The adapter must register with this extension's
+    copy of the library, so the extension's symbols are made global first."""
+    global _adapter
+    mpi = sys.modules.get("mpi4py.MPI")
+    if _adapter is not None or mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+        return
+    version = mpi.Get_library_version()
+    flavor = "openmpi" if "Open MPI" in version else "mpich" if any(
+        k in version for k in ("MPICH", "Intel(R) MPI", "MVAPICH")) else None
+    wanted = not any(v in os.environ for v in _INSTANCE_VARS)  # a one-job launch needs it
+    path = os.environ.get("WAITIO_MPI_ADAPTER") or (flavor and f"libwaitio_adapter_{flavor}.so")
+    if not path:
+        if wanted:
+            raise Error(4, f"mpi4py runs an MPI WaitIO has no adapter for ({version.splitlines()[0]})")
+        return
+    try:
+        ctypes.CDLL(_core.__file__, mode=os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NOLOAD)
+        _adapter = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+    except OSError as exc:
+        if wanted:
+            raise Error(4, f"mpi4py initialised MPI but the WaitIO MPI adapter {path} cannot be "
+                        f"loaded ({exc}): set WAITIO_MPI_ADAPTER to its path or put its directory "
+                        f"on LD_LIBRARY_PATH") from None
+
+
 def init(timeout: int = 60) -> None:
     """Start WaitIO: register with the instance's master and wait up to ``timeout`` seconds for
-    every PB. Reads WAITIO_* environment variables as the C library does. Finalized at exit."""
+    every PB. Reads WAITIO_* environment variables as the C library does. Finalized at exit.
+    If mpi4py initialised MPI, the matching MPI adapter is loaded first, so that a Python PB
+    can be one application of a one-job MPMD launch (docs/mpi-layer.md)."""
     global _finalize_registered
     if _core.initialized():
         return
+    _load_mpi_adapter()
     _core.init(timeout)
     if not _finalize_registered:
         atexit.register(finalize)
@@ -63,13 +117,6 @@ def finalize() -> None:
     """Flush, say goodbye to every peer, and release everything. Idempotent."""
     _core.finalize()
 
-
-initialized: Callable[[], bool] = _core.initialized
-pb_rank: Callable[[], int] = _core.pb_rank
-pb_size: Callable[[], int] = _core.pb_size
-local_rank: Callable[[], int] = _core.local_rank
-local_size: Callable[[], int] = _core.local_size
-get_nprocs: Callable[[], list] = _core.get_nprocs
 
 
 @contextlib.contextmanager
@@ -93,7 +140,8 @@ _LEN = struct.Struct("<Q")
 class Comm:
     """A WaitIO group with mpi4py-style methods."""
 
-    def __init__(self, group: _core.Group):
+    def __init__(self, group: _core.Group) -> None:
+        """Wraps a group of the compiled core; use universe(), pbheads() or create_group()."""
         self._g = group
 
     # -- identity -----------------------------------------------------------------------
@@ -104,66 +152,85 @@ class Comm:
 
     @property
     def size(self) -> int:
+        """Number of processes in the group."""
         return self._g.size
 
     def Get_rank(self) -> int:
+        """This process's rank, or -1 if it is not a member (mpi4py's name)."""
         return self._g.rank
 
     def Get_size(self) -> int:
+        """Number of processes in the group (mpi4py's name)."""
         return self._g.size
 
-    def member(self, rank: int) -> tuple:
+    def member(self, rank: int) -> Tuple[int, int]:
         """(pbid, PB-local rank) of group rank ``rank``."""
         return self._g.member(rank)
 
     # -- buffers ----------------------------------------------------------------------
-    def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
+    def Isend(self, buf: Buffer, dest: int, tag: int = 0) -> Request:
+        """Start sending ``buf`` (zero-copy: leave it unchanged until the request completes) to
+        rank ``dest`` with ``tag`` (0 .. 2**64-2); returns a :class:`Request`."""
         return self._g.isend(buf, dest, tag)
 
-    def Irecv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+    def Irecv(self, buf: Buffer, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+        """Start receiving into the writable buffer ``buf`` from ``source`` (``ANY_SOURCE``: any)
+        with ``tag`` (``ANY_TAG``: any); returns a :class:`Request`."""
         return self._g.irecv(buf, source, tag)
 
-    def Send(self, buf: Any, dest: int, tag: int = 0) -> None:
+    def Send(self, buf: Buffer, dest: int, tag: int = 0) -> None:
+        """Send ``buf`` to rank ``dest`` with ``tag`` and wait until the buffer may be reused."""
         self._g.isend(buf, dest, tag).wait()
 
-    def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> tuple:
-        """Receive into ``buf``; returns (source, tag, nbytes)."""
+    def Recv(self, buf: Buffer, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Status:
+        """Receive into ``buf``; returns (source, tag, nbytes). Other threads run meanwhile."""
         return self._g.irecv(buf, source, tag).wait()
 
     def Barrier(self) -> None:
+        """Block until every member has entered the barrier."""
         self._g.barrier()
 
-    def Bcast(self, buf: Any, root: int = 0) -> None:
+    def Bcast(self, buf: Buffer, root: int = 0) -> None:
+        """Broadcast ``buf`` from ``root`` into every member's ``buf`` (same size everywhere)."""
         self._g.bcast(buf, root)
 
-    def Reduce(self, sendbuf: Any, recvbuf: Any, op: int = SUM, root: int = 0) -> None:
+    def Reduce(self, sendbuf: Buffer, recvbuf: Optional[Buffer], op: int = SUM, root: int = 0) -> None:
+        """Combine every member's ``sendbuf`` element-wise with ``op`` into ``recvbuf`` at
+        ``root`` (``recvbuf`` may be None elsewhere); element type from the buffer's format."""
         self._g.reduce(sendbuf, recvbuf, op, root)
 
-    def Allreduce(self, sendbuf: Any, recvbuf: Any, op: int = SUM) -> None:
+    def Allreduce(self, sendbuf: Buffer, recvbuf: Buffer, op: int = SUM) -> None:
+        """As :meth:`Reduce`, with the result in every member's ``recvbuf``."""
         self._g.allreduce(sendbuf, recvbuf, op)
 
-    def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    def Gather(self, sendbuf: Buffer, recvbuf: Optional[Buffer], root: int = 0) -> None:
+        """Concatenate every member's ``sendbuf`` in rank order into ``recvbuf`` at ``root``."""
         self._g.gather(sendbuf, recvbuf, root)
 
-    def Scatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    def Scatter(self, sendbuf: Optional[Buffer], recvbuf: Buffer, root: int = 0) -> None:
+        """Split ``sendbuf`` at ``root`` into equal blocks; block i lands in rank i's ``recvbuf``."""
         self._g.scatter(sendbuf, recvbuf, root)
 
-    def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
+    def Allgather(self, sendbuf: Buffer, recvbuf: Buffer) -> None:
+        """As :meth:`Gather`, with the result in every member's ``recvbuf``."""
         self._g.allgather(sendbuf, recvbuf)
 
-    def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
+    def Alltoall(self, sendbuf: Buffer, recvbuf: Buffer) -> None:
+        """Block j of rank i's ``sendbuf`` goes to block i of rank j's ``recvbuf``."""
         self._g.alltoall(sendbuf, recvbuf)
 
     # -- pickled objects --------------------------------------------------------------
     # An object travels as an 8-byte length and then the pickle, with the same tag; WaitIO's
     # non-overtaking order keeps the two together.
     def send(self, obj: Any, dest: int, tag: int = 0) -> None:
+        """Send a picklable object to rank ``dest`` with ``tag``."""
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         r1 = self._g.isend(_LEN.pack(len(data)), dest, tag)
         r2 = self._g.isend(data, dest, tag)
         _core.waitall([r1, r2])
 
     def recv(self, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Any:
+        """Receive a pickled object from ``source`` with ``tag`` (wildcards allowed)."""
         head = bytearray(_LEN.size)
         src, tg, _ = self._g.irecv(head, source, tag).wait()
         data = bytearray(_LEN.unpack(head)[0])
@@ -171,6 +238,7 @@ class Comm:
         return pickle.loads(data)
 
     def bcast(self, obj: Any = None, root: int = 0) -> Any:
+        """Return ``root``'s object on every member (the others pass anything, e.g. None)."""
         head = bytearray(_LEN.size)
         data = b""
         if self.rank == root:
@@ -181,7 +249,8 @@ class Comm:
         self._g.bcast(buf, root)
         return obj if self.rank == root else pickle.loads(buf)
 
-    def gather(self, obj: Any, root: int = 0) -> Optional[list]:
+    def gather(self, obj: Any, root: int = 0) -> Optional[List[Any]]:
+        """At ``root``: the list of every member's object in rank order; None elsewhere."""
         if self.rank != root:
             self.send(obj, root, tag=_OBJ_TAG)
             return None
@@ -193,17 +262,20 @@ class Comm:
         return out
 
     def scatter(self, objs: Optional[Sequence[Any]] = None, root: int = 0) -> Any:
+        """Object i of ``root``'s sequence goes to rank i (others pass None)."""
         if self.rank == root:
             if objs is None or len(objs) != self.size:
-                raise Error(1, "scatter needs one object per process at the root")
+                raise ValueError(f"scatter needs one object per process ({self.size}) at the root")
             for r in range(self.size):
                 if r != root:
                     self.send(objs[r], r, tag=_OBJ_TAG)
             return objs[root]
         return self.recv(root, tag=_OBJ_TAG)
 
-    def allgather(self, obj: Any) -> list:
-        return self.bcast(self.gather(obj, 0), 0)
+    def allgather(self, obj: Any) -> List[Any]:
+        """The list of every member's object in rank order, on every member."""
+        items: List[Any] = self.bcast(self.gather(obj, 0), 0)
+        return items
 
     def reduce(self, obj: Any, op: Callable[[Any, Any], Any] = operator.add, root: int = 0) -> Any:
         """Reduce picklable objects with a Python function (applied in rank order)."""
@@ -216,9 +288,11 @@ class Comm:
         return acc
 
     def allreduce(self, obj: Any, op: Callable[[Any, Any], Any] = operator.add) -> Any:
+        """As :meth:`reduce`, with the result on every member."""
         return self.bcast(self.reduce(obj, op, 0), 0)
 
     def barrier(self) -> None:
+        """Block until every member has entered the barrier (as :meth:`Barrier`)."""
         self._g.barrier()
 
     def __repr__(self) -> str:
@@ -242,14 +316,17 @@ def pbheads() -> Comm:
     return Comm(_core.pbheads())
 
 
-def create_group(gid: int, members: Sequence[Any], order: Optional[Sequence[int]] = None) -> Comm:
+Member = Union[None, Sequence[int], Callable[[int, int], bool]]
+
+
+def create_group(gid: int, members: Sequence[Member], order: Optional[Sequence[int]] = None) -> Comm:
     """A group from one entry per PB: None (no member), a list of PB-local ranks, or a
     predicate ``f(pbid, rank) -> bool``. ``order[p]`` is PB p's position (1, 2, ...; 0 to
     exclude); default: PB order. Every member must call it with the same arguments."""
     nprocs = _core.get_nprocs()
     if len(members) != len(nprocs):
-        raise Error(1, f"members needs one entry per PB ({len(nprocs)})")
-    lists = []
+        raise ValueError(f"members needs one entry per PB ({len(nprocs)}), got {len(members)}")
+    lists: List[Optional[List[int]]] = []
     for p, m in enumerate(members):
         if m is None:
             lists.append(None)

@@ -2,19 +2,74 @@
  * _core.c — the compiled part of the Python binding (SPEC §11): WaitIO's C API and the
  * conversion layer's collectives on buffer-protocol objects (NumPy arrays, bytearray,
  * memoryview, CPU torch tensors) without copies. The Python-level API (mpi4py style, pickled
- * objects) is in __init__.py.
+ * objects) is in __init__.py; the types are described in _core.pyi.
  *
  * Types: Group (a WaitIO group) and Request (a pending isend/irecv; it keeps the buffer
  * exported until completion, so the memory cannot move or disappear while WaitIO uses it).
- * Errors raise waitio.Error(code, message).
+ *
+ * Errors, as mpi4py raises them: TypeError for an object that is not a buffer (or a rank/tag
+ * that is not an integer), ValueError for a negative or unsendable tag, a rank outside the
+ * group, or buffers that do not fit the operation; the buffer exporter's own exception type
+ * (ValueError, BufferError) for a non-contiguous or read-only buffer; waitio.Error(code,
+ * message) for what the library reports.
+ *
+ * Threads: the library is "serialized" (one thread in it at a time). Every call into it holds
+ * `wio_lock`, a binding-level lock. Whatever may block (a request's wait, waitall, the
+ * collectives, init and finalize) runs with the GIL released, so that other Python threads
+ * run meanwhile. A request's wait blocks in slices of WAIT_SLICE seconds: between slices it
+ * gives up the lock (so other threads' WaitIO calls, e.g. the send that the awaited reply
+ * depends on, get through) and takes the GIL back to run pending signal handlers (Ctrl-C
+ * raises KeyboardInterrupt in the waiting thread). A collective holds the lock until it ends.
+ * Invariant: no Python object is created or released while `wio_lock` is held (that could
+ * run a Request's deallocator, which takes the lock).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "waitio.h"
 #include "waitio_mpi.h"
 
+#define WAIT_SLICE 0.02 /* seconds a request's wait holds the library before looking around */
+
 static PyObject *WaitioError;
+
+/* ---- the binding-level lock ---- */
+
+/* A plain mutex: uncontended, a lock/unlock pair costs a few tens of ns on the isend+wait path. */
+static pthread_mutex_t wio_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int wio_waiters; /* threads waiting for wio_lock without the GIL */
+
+/* Without the GIL. */
+static void lock_nogil(void)
+{
+    if (pthread_mutex_trylock(&wio_lock) == 0)
+        return;
+    atomic_fetch_add(&wio_waiters, 1);
+    pthread_mutex_lock(&wio_lock);
+    atomic_fetch_sub(&wio_waiters, 1);
+}
+
+/* With the GIL: gives it up while waiting, so the holder (which may want the GIL) goes on. */
+static void lock_gil(void)
+{
+    if (pthread_mutex_trylock(&wio_lock) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    lock_nogil();
+    Py_END_ALLOW_THREADS
+}
+
+static void unlock(void) { pthread_mutex_unlock(&wio_lock); }
+
+/* rc = EXPR, a non-blocking library call, under the lock (GIL held) */
+#define LOCKED(rc, expr) do { lock_gil(); (rc) = (expr); unlock(); } while (0)
+/* rc = EXPR, a call that may block: GIL released, lock held */
+#define BLOCKING(rc, expr) do { Py_BEGIN_ALLOW_THREADS lock_nogil(); (rc) = (expr); unlock(); Py_END_ALLOW_THREADS } while (0)
+
+/* ---- errors ---- */
 
 static PyObject *raise_with(int code, const char *msg)
 {
@@ -26,7 +81,7 @@ static PyObject *raise_with(int code, const char *msg)
     return NULL;
 }
 
-/* An API call failed: the library recorded the details. */
+/* An API call failed in this thread: the library recorded the details (per thread). */
 static PyObject *raise_code(int code) { return raise_with(code, waitio_error_message()); }
 
 /* A request completed with an error: its code says what happened. */
@@ -37,9 +92,80 @@ static PyObject *raise_req(int code)
     return raise_with(code, msg);
 }
 
-static PyObject *raise_msg(const char *msg) { return raise_with(WAITIO_ERR_ARG, msg); }
+#define CALL(expr) do { int rc_; LOCKED(rc_, expr); if (rc_) return raise_code(rc_); } while (0)
 
-#define CALL(expr) do { int rc_ = (expr); if (rc_) return raise_code(rc_); } while (0)
+/* ---- argument checks ---- */
+
+/* *out = OBJ as a C long; TypeError if it is not an integer; 0 on success */
+static int as_long(PyObject *obj, const char *what, long *out, int *overflow)
+{
+    if (PyLong_CheckExact(obj)) { /* the common case, without a new reference */
+        *out = PyLong_AsLongAndOverflow(obj, overflow);
+        return *out == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *i = PyNumber_Index(obj);
+    if (!i) {
+        PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.100s", what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsLongAndOverflow(i, overflow);
+    Py_DECREF(i);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* A rank of a group of N processes: 0 <= rank < N, or ANY_SOURCE where allowed (a receive's
+ * source). */
+static int parse_rank(int n, PyObject *obj, const char *what, int allow_any, int *rank)
+{
+    long v;
+    int overflow = 0;
+    if (as_long(obj, what, &v, &overflow) < 0)
+        return -1;
+    if (!overflow && allow_any && v == WAITIO_ANY_SOURCE) {
+        *rank = WAITIO_ANY_SOURCE;
+        return 0;
+    }
+    if (overflow || v < 0 || v >= n) {
+        if (overflow)
+            PyErr_Format(PyExc_ValueError, "%s is out of range for a group of %d process%s", what, n, n == 1 ? "" : "es");
+        else
+            PyErr_Format(PyExc_ValueError, "%s %ld is out of range for a group of %d process%s (valid: 0..%d%s)",
+                         what, v, n, n == 1 ? "" : "es", n - 1, allow_any ? " or ANY_SOURCE" : "");
+        return -1;
+    }
+    *rank = (int)v;
+    return 0;
+}
+
+/* A message tag: 0 <= tag < ANY_TAG (2**64 - 1); ANY_TAG only where allowed (a receive). */
+static int parse_tag(PyObject *obj, int allow_any, unsigned long *tag)
+{
+    PyObject *i = PyLong_CheckExact(obj) ? (Py_INCREF(obj), obj) : PyNumber_Index(obj);
+    if (!i) {
+        PyErr_Format(PyExc_TypeError, "tag must be an integer, not %.100s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long sv = PyLong_AsLongAndOverflow(i, &overflow);
+    int negative = overflow < 0 || (!overflow && sv < 0);
+    unsigned long v = negative ? 0 : PyLong_AsUnsignedLong(i);
+    Py_DECREF(i);
+    if (negative) {
+        PyErr_SetString(PyExc_ValueError, "tag must not be negative (tags are 0 .. 2**64-2; ANY_TAG matches any)");
+        return -1;
+    }
+    if (v == (unsigned long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "tag must be below 2**64 - 1");
+        return -1;
+    }
+    if (v == WAITIO_ANY_TAG && !allow_any) {
+        PyErr_SetString(PyExc_ValueError, "ANY_TAG (2**64 - 1) matches any tag in a receive; it cannot be sent");
+        return -1;
+    }
+    *tag = v;
+    return 0;
+}
 
 /* ---- buffers ---- */
 
@@ -66,26 +192,33 @@ static int dtype_of(const Py_buffer *b)
     return 0;
 }
 
+/* Exports OBJ as a C-contiguous buffer (writable for a receive). TypeError for a non-buffer;
+ * otherwise the exporter's exception type with WaitIO's explanation, the original as cause. */
 static int get_buffer(PyObject *obj, Py_buffer *b, int writable)
 {
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "expected a buffer-protocol object (bytes, bytearray, memoryview, NumPy array, "
+                     "CPU tensor), not %.100s%s", Py_TYPE(obj)->tp_name,
+                     writable ? "" : " (lower-case send/recv/bcast... move any picklable object)");
+        return -1;
+    }
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, b, flags) == 0)
         return 0;
-    /* say what is wrong in WaitIO's terms, keeping the original error as the cause */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
-    raise_msg(writable ? "receive buffer must be a writable, C-contiguous buffer (copy "
-                         "non-contiguous arrays with numpy.ascontiguousarray first)"
-                       : "buffer must be C-contiguous (copy non-contiguous arrays with "
-                         "numpy.ascontiguousarray first)");
+    PyObject *kind = type && PyExceptionClass_Check(type) ? type : PyExc_BufferError;
+    PyErr_SetString(kind, writable ? "receive buffer must be a writable, C-contiguous buffer (copy "
+                                     "non-contiguous arrays with numpy.ascontiguousarray first)"
+                                   : "buffer must be C-contiguous (copy non-contiguous arrays with "
+                                     "numpy.ascontiguousarray first)");
     PyObject *t2, *v2, *tb2;
     PyErr_Fetch(&t2, &v2, &tb2);
     PyErr_NormalizeException(&t2, &v2, &tb2);
     if (value)
-        PyException_SetCause(v2, value);
-    else
-        Py_XDECREF(value);
+        PyException_SetCause(v2, value); /* steals value */
     PyErr_Restore(t2, v2, tb2);
     Py_XDECREF(type);
     Py_XDECREF(tb);
@@ -97,15 +230,22 @@ static int get_buffer(PyObject *obj, Py_buffer *b, int writable)
 typedef struct {
     PyObject_HEAD
     waitio_group_t g;
+    int size; /* a group's size never changes: kept for the rank checks */
 } GroupObject;
 
 static PyTypeObject GroupType;
 
 static PyObject *group_wrap(waitio_group_t g)
 {
+    int n = 0, rc;
+    LOCKED(rc, waitio_group_size(g, &n));
+    if (rc)
+        return raise_code(rc);
     GroupObject *o = PyObject_New(GroupObject, &GroupType);
-    if (o)
+    if (o) {
         o->g = g;
+        o->size = n;
+    }
     return (PyObject *)o;
 }
 
@@ -126,8 +266,8 @@ static PyObject *group_size(GroupObject *self, void *closure)
 }
 
 static PyGetSetDef group_getset[] = {
-    {"rank", (getter)group_rank, NULL, "this process's rank in the group (-1: not a member)", NULL},
-    {"size", (getter)group_size, NULL, "number of processes in the group", NULL},
+    {"rank", (getter)group_rank, NULL, "This process's rank in the group (-1: not a member).", NULL},
+    {"size", (getter)group_size, NULL, "Number of processes in the group.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -157,9 +297,12 @@ static void request_dealloc(RequestObject *r)
     if (!r->done && r->req.internal) {
         /* still in flight: WaitIO may still touch the memory, so keep it exported (leak the
          * view rather than risk a use-after-free); cancel a receive if we can */
+        int flag = 0, rc;
+        lock_gil();
         waitio_cancel(&r->req);
-        int flag = 0;
-        if (waitio_test(&r->req, &flag) == 0 && flag)
+        rc = waitio_test(&r->req, &flag);
+        unlock();
+        if (rc == 0 && flag)
             request_release(r);
     } else {
         request_release(r);
@@ -172,22 +315,40 @@ static PyObject *status_tuple(const RequestObject *r)
     return Py_BuildValue("(ikn)", r->req.status.source, r->req.status.tag, (Py_ssize_t)r->req.status.len);
 }
 
-/* Waits in slices so that Ctrl-C reaches Python. */
+static void request_complete(RequestObject *r, int rc)
+{
+    r->done = 1;
+    r->error = rc;
+    request_release(r);
+}
+
+/* Waits for R. A completed request costs one zero-timeout wait with the GIL held; otherwise slices of
+ * WAIT_SLICE seconds without the GIL, each holding the library lock, with pending signal
+ * handlers run between them (-1: one raised, e.g. KeyboardInterrupt; R stays pending). */
 static int request_wait_inner(RequestObject *r)
 {
     if (r->done)
         return 0;
-    for (;;) {
-        int rc = waitio_wait_timeout(&r->req, 0.2);
-        if (rc == WAITIO_ERR_TIMEOUT && r->req.internal) {
-            if (PyErr_CheckSignals() < 0)
-                return -1;
-            continue;
-        }
-        r->done = 1;
-        r->error = rc;
-        request_release(r);
+    int rc; /* a zero timeout: the library's cheap path for a complete request (an eager send) */
+    LOCKED(rc, waitio_wait_timeout(&r->req, 0));
+    if (rc != WAITIO_ERR_TIMEOUT || !r->req.internal) {
+        request_complete(r, rc);
         return 0;
+    }
+    for (;;) {
+        Py_BEGIN_ALLOW_THREADS
+        lock_nogil();
+        rc = waitio_wait_timeout(&r->req, WAIT_SLICE);
+        unlock();
+        if (rc == WAITIO_ERR_TIMEOUT && atomic_load(&wio_waiters) > 0)
+            sched_yield(); /* let a thread waiting for the library in first */
+        Py_END_ALLOW_THREADS
+        if (rc != WAITIO_ERR_TIMEOUT || !r->req.internal) {
+            request_complete(r, rc);
+            return 0;
+        }
+        if (PyErr_CheckSignals() < 0)
+            return -1;
     }
 }
 
@@ -205,12 +366,11 @@ static PyObject *request_test(RequestObject *r, PyObject *noargs)
 {
     (void)noargs;
     if (!r->done) {
-        int flag = 0, rc = waitio_test(&r->req, &flag);
+        int flag = 0, rc;
+        LOCKED(rc, waitio_test(&r->req, &flag));
         if (!flag && !rc)
             Py_RETURN_FALSE;
-        r->done = 1;
-        r->error = rc;
-        request_release(r);
+        request_complete(r, rc);
     }
     if (r->error)
         return raise_req(r->error);
@@ -227,17 +387,23 @@ static PyObject *request_status(RequestObject *r, void *closure)
 
 static PyMethodDef request_methods[] = {
     {"wait", (PyCFunction)request_wait, METH_NOARGS,
-     "wait() -> (source, tag, nbytes): block until complete; raises waitio.Error on failure"},
-    {"test", (PyCFunction)request_test, METH_NOARGS, "test() -> bool: complete yet?"},
+     "wait($self, /)\n--\n\n"
+     "Block until the request completes; return (source, tag, nbytes). Other Python threads run\n"
+     "meanwhile (the GIL is released) and signals are handled (Ctrl-C raises KeyboardInterrupt\n"
+     "and leaves the request pending). Raises waitio.Error if the request failed."},
+    {"test", (PyCFunction)request_test, METH_NOARGS,
+     "test($self, /)\n--\n\n"
+     "Make progress without blocking; return True once the request is complete (then .status\n"
+     "holds (source, tag, nbytes)). Raises waitio.Error if the request failed."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef request_getset[] = {
-    {"status", (getter)request_status, NULL, "(source, tag, nbytes) once complete, else None", NULL},
+    {"status", (getter)request_status, NULL, "(source, tag, nbytes) once complete, else None.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyObject *new_request(PyObject *obj, int writable, Py_buffer **bufp, RequestObject **out)
+static RequestObject *new_request(PyObject *obj, int writable)
 {
     RequestObject *r = PyObject_New(RequestObject, &RequestType);
     if (!r)
@@ -251,26 +417,27 @@ static PyObject *new_request(PyObject *obj, int writable, Py_buffer **bufp, Requ
         return NULL;
     }
     r->has_buf = 1;
-    *bufp = &r->buf;
-    *out = r;
-    return (PyObject *)r;
+    return r;
 }
 
 /* ---- point-to-point ---- */
 
 static PyObject *group_isend(GroupObject *self, PyObject *args)
 {
-    PyObject *obj;
+    PyObject *obj, *dobj, *tobj;
     int dest;
     unsigned long tag;
-    if (!PyArg_ParseTuple(args, "Oik", &obj, &dest, &tag))
+    if (!PyArg_ParseTuple(args, "OOO:isend", &obj, &dobj, &tobj))
         return NULL;
-    Py_buffer *b;
-    RequestObject *r;
-    if (!new_request(obj, 0, &b, &r))
+    if (parse_rank(self->size, dobj, "dest", 0, &dest) < 0 || parse_tag(tobj, 0, &tag) < 0)
         return NULL;
-    int rc = waitio_isend(self->g, dest, b->buf, (size_t)b->len, tag, &r->req);
+    RequestObject *r = new_request(obj, 0);
+    if (!r)
+        return NULL;
+    int rc;
+    LOCKED(rc, waitio_isend(self->g, dest, r->buf.buf, (size_t)r->buf.len, tag, &r->req));
     if (rc) {
+        r->done = 1;
         Py_DECREF(r);
         return raise_code(rc);
     }
@@ -279,35 +446,39 @@ static PyObject *group_isend(GroupObject *self, PyObject *args)
 
 static PyObject *group_irecv(GroupObject *self, PyObject *args)
 {
-    PyObject *obj;
+    PyObject *obj, *sobj = NULL, *tobj = NULL;
     int source = WAITIO_ANY_SOURCE;
     unsigned long tag = WAITIO_ANY_TAG;
-    if (!PyArg_ParseTuple(args, "O|ik", &obj, &source, &tag))
+    if (!PyArg_ParseTuple(args, "O|OO:irecv", &obj, &sobj, &tobj))
         return NULL;
-    Py_buffer *b;
-    RequestObject *r;
-    if (!new_request(obj, 1, &b, &r))
+    if ((sobj && parse_rank(self->size, sobj, "source", 1, &source) < 0) || (tobj && parse_tag(tobj, 1, &tag) < 0))
         return NULL;
-    int rc = waitio_irecv(self->g, source, b->buf, (size_t)b->len, tag, &r->req);
+    RequestObject *r = new_request(obj, 1);
+    if (!r)
+        return NULL;
+    int rc;
+    LOCKED(rc, waitio_irecv(self->g, source, r->buf.buf, (size_t)r->buf.len, tag, &r->req));
     if (rc) {
+        r->done = 1;
         Py_DECREF(r);
         return raise_code(rc);
     }
     return (PyObject *)r;
 }
 
-/* ---- collectives ---- */
+/* ---- collectives (they block: the GIL is released, the library lock held throughout) ---- */
 
-/* Element count and datatype of a pair of buffers that must agree. */
+/* Element count and datatype of a buffer for a reduction. */
 static int coll_type(const Py_buffer *b, int *dtype, int *count)
 {
     *dtype = dtype_of(b);
     if (!*dtype) {
-        raise_msg("unsupported buffer element format for a reduction");
+        PyErr_Format(PyExc_TypeError, "unsupported buffer element format '%s' for a reduction",
+                     b->format ? b->format : "B");
         return -1;
     }
     if (b->len / b->itemsize > 0x7fffffff) {
-        raise_msg("buffer has more than 2^31-1 elements");
+        PyErr_SetString(PyExc_ValueError, "buffer has more than 2**31-1 elements");
         return -1;
     }
     *count = (int)(b->len / b->itemsize);
@@ -317,21 +488,29 @@ static int coll_type(const Py_buffer *b, int *dtype, int *count)
 static PyObject *group_barrier(GroupObject *self, PyObject *noargs)
 {
     (void)noargs;
-    CALL(waitio_mpi_barrier(self->g));
+    int rc;
+    BLOCKING(rc, waitio_mpi_barrier(self->g));
+    if (rc)
+        return raise_code(rc);
     Py_RETURN_NONE;
 }
 
 static PyObject *group_bcast(GroupObject *self, PyObject *args)
 {
-    PyObject *obj;
+    PyObject *obj, *robj;
     int root;
-    if (!PyArg_ParseTuple(args, "Oi", &obj, &root))
+    if (!PyArg_ParseTuple(args, "OO:bcast", &obj, &robj) || parse_rank(self->size, robj, "root", 0, &root) < 0)
         return NULL;
     Py_buffer b;
     if (get_buffer(obj, &b, 1) < 0)
         return NULL;
-    int rc = b.len > 0x7fffffff ? WAITIO_ERR_ARG
-                                : waitio_mpi_bcast(b.buf, (int)b.len, WAITIO_MPI_BYTE, root, self->g);
+    if (b.len > 0x7fffffff) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "bcast buffer larger than 2**31-1 bytes");
+        return NULL;
+    }
+    int rc;
+    BLOCKING(rc, waitio_mpi_bcast(b.buf, (int)b.len, WAITIO_MPI_BYTE, root, self->g));
     PyBuffer_Release(&b);
     if (rc)
         return raise_code(rc);
@@ -341,9 +520,11 @@ static PyObject *group_bcast(GroupObject *self, PyObject *args)
 /* reduce / allreduce: (sendbuf, recvbuf, op[, root]); recvbuf may be None off the root */
 static PyObject *reduce_common(GroupObject *self, PyObject *args, int all)
 {
-    PyObject *sobj, *robj;
+    PyObject *sobj, *robj, *rootobj = NULL;
     int op, root = 0;
-    if (!PyArg_ParseTuple(args, all ? "OOi" : "OOi|i", &sobj, &robj, &op, &root))
+    if (!PyArg_ParseTuple(args, all ? "OOi:allreduce" : "OOi|O:reduce", &sobj, &robj, &op, &rootobj))
+        return NULL;
+    if (rootobj && parse_rank(self->size, rootobj, "root", 0, &root) < 0)
         return NULL;
     Py_buffer s, r;
     int have_r = robj != Py_None;
@@ -353,28 +534,31 @@ static PyObject *reduce_common(GroupObject *self, PyObject *args, int all)
         PyBuffer_Release(&s);
         return NULL;
     }
-    int dtype, count, rc = 0;
+    int dtype, count, failed = 0;
     if (coll_type(&s, &dtype, &count) < 0) {
-        rc = -1;
+        failed = 1;
     } else if (have_r && (r.len != s.len || dtype_of(&r) != dtype)) {
-        raise_msg("send and receive buffers differ in size or element type");
-        rc = -1;
+        PyErr_SetString(PyExc_ValueError, "send and receive buffers differ in size or element type");
+        failed = 1;
     } else if (!have_r && all) {
-        raise_msg("allreduce needs a receive buffer");
-        rc = -1;
+        PyErr_SetString(PyExc_ValueError, "allreduce needs a receive buffer");
+        failed = 1;
     } else {
         void *rbuf = have_r ? r.buf : NULL;
-        int wrc = all ? waitio_mpi_allreduce(s.buf, rbuf, count, dtype, op, self->g)
-                      : waitio_mpi_reduce(s.buf, rbuf, count, dtype, op, root, self->g);
+        int wrc;
+        if (all)
+            BLOCKING(wrc, waitio_mpi_allreduce(s.buf, rbuf, count, dtype, op, self->g));
+        else
+            BLOCKING(wrc, waitio_mpi_reduce(s.buf, rbuf, count, dtype, op, root, self->g));
         if (wrc) {
             raise_code(wrc);
-            rc = -1;
+            failed = 1;
         }
     }
     PyBuffer_Release(&s);
     if (have_r)
         PyBuffer_Release(&r);
-    if (rc)
+    if (failed)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -385,18 +569,38 @@ static PyObject *group_allreduce(GroupObject *self, PyObject *args) { return red
 /* gather / scatter / allgather / alltoall on raw bytes: (sendbuf, recvbuf[, root]) */
 enum { K_GATHER, K_SCATTER, K_ALLGATHER, K_ALLTOALL };
 
+static const char *check_move(int kind, int n, int at_root, int have_s, int have_r, const Py_buffer *s,
+                              const Py_buffer *r, Py_ssize_t blk)
+{
+    if ((kind != K_SCATTER && !have_s) || (kind == K_SCATTER && !have_r) ||
+        ((kind == K_ALLGATHER || kind == K_ALLTOALL || (kind == K_GATHER && at_root)) && !have_r) ||
+        (kind == K_SCATTER && at_root && !have_s))
+        return "missing send or receive buffer";
+    if (kind == K_ALLTOALL && (s->len % n || r->len != s->len))
+        return "alltoall buffers must be equal and divisible by the group size";
+    if (((kind == K_GATHER && at_root) || kind == K_ALLGATHER) && r->len != blk * n)
+        return "receive buffer must hold one block per process";
+    if (kind == K_SCATTER && at_root && s->len != blk * n)
+        return "send buffer must hold one block per process";
+    if (blk > 0x7fffffff)
+        return "block larger than 2**31-1 bytes";
+    return NULL;
+}
+
 static PyObject *move_common(GroupObject *self, PyObject *args, int kind)
 {
-    PyObject *sobj, *robj;
+    static const char *fmt[] = {"OO|O:gather", "OO|O:scatter", "OO:allgather", "OO:alltoall"};
+    PyObject *sobj, *robj, *rootobj = NULL;
     int root = 0;
-    int rooted = kind == K_GATHER || kind == K_SCATTER;
-    if (!PyArg_ParseTuple(args, rooted ? "OO|i" : "OO", &sobj, &robj, &root))
+    if (!PyArg_ParseTuple(args, fmt[kind], &sobj, &robj, &rootobj))
+        return NULL;
+    if (rootobj && parse_rank(self->size, rootobj, "root", 0, &root) < 0)
         return NULL;
     int n = 0, me = -1;
     CALL(waitio_group_size(self->g, &n));
     CALL(waitio_group_rank(self->g, &me));
     Py_buffer s = {0}, r = {0};
-    int have_s = sobj != Py_None, have_r = robj != Py_None, rc = 0;
+    int have_s = sobj != Py_None, have_r = robj != Py_None, failed = 0;
     if (have_s && get_buffer(sobj, &s, 0) < 0)
         return NULL;
     if (have_r && get_buffer(robj, &r, 1) < 0) {
@@ -404,44 +608,38 @@ static PyObject *move_common(GroupObject *self, PyObject *args, int kind)
             PyBuffer_Release(&s);
         return NULL;
     }
-    /* per-process block size in bytes */
-    Py_ssize_t blk = kind == K_SCATTER ? r.len : s.len;
-    int at_root = me == root;
-    if ((kind != K_SCATTER && !have_s) || (kind == K_SCATTER && !have_r) ||
-        ((kind == K_ALLGATHER || kind == K_ALLTOALL || (kind == K_GATHER && at_root)) && !have_r) ||
-        (kind == K_SCATTER && at_root && !have_s)) {
-        raise_msg("missing send or receive buffer");
-        rc = -1;
-    } else if (kind == K_ALLTOALL && (s.len % n || r.len != s.len)) {
-        raise_msg("alltoall buffers must be equal and divisible by the group size");
-        rc = -1;
-    } else if (((kind == K_GATHER && at_root) || kind == K_ALLGATHER) && r.len != blk * n) {
-        raise_msg("receive buffer must hold one block per process");
-        rc = -1;
-    } else if (kind == K_SCATTER && at_root && s.len != blk * n) {
-        raise_msg("send buffer must hold one block per process");
-        rc = -1;
-    } else if (blk > 0x7fffffff) {
-        raise_msg("block larger than 2^31-1 bytes");
-        rc = -1;
+    Py_ssize_t blk = kind == K_SCATTER ? r.len : s.len; /* per-process block, bytes */
+    const char *bad = check_move(kind, n, me == root, have_s, have_r, &s, &r, blk);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad);
+        failed = 1;
     } else {
         int b = (int)blk, wrc;
         switch (kind) {
-        case K_GATHER: wrc = waitio_mpi_gather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g); break;
-        case K_SCATTER: wrc = waitio_mpi_scatter(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g); break;
-        case K_ALLGATHER: wrc = waitio_mpi_allgather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, self->g); break;
-        default: b = (int)(s.len / n); wrc = waitio_mpi_alltoall(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, self->g); break;
+        case K_GATHER:
+            BLOCKING(wrc, waitio_mpi_gather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g));
+            break;
+        case K_SCATTER:
+            BLOCKING(wrc, waitio_mpi_scatter(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g));
+            break;
+        case K_ALLGATHER:
+            BLOCKING(wrc, waitio_mpi_allgather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, self->g));
+            break;
+        default:
+            b = (int)(s.len / n);
+            BLOCKING(wrc, waitio_mpi_alltoall(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, self->g));
+            break;
         }
         if (wrc) {
             raise_code(wrc);
-            rc = -1;
+            failed = 1;
         }
     }
     if (have_s)
         PyBuffer_Release(&s);
     if (have_r)
         PyBuffer_Release(&r);
-    if (rc)
+    if (failed)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -453,25 +651,46 @@ static PyObject *group_alltoall(GroupObject *self, PyObject *args) { return move
 
 static PyObject *grp_member(GroupObject *self, PyObject *args)
 {
+    PyObject *robj;
     int rank, pb, local;
-    if (!PyArg_ParseTuple(args, "i", &rank))
+    if (!PyArg_ParseTuple(args, "O:member", &robj) || parse_rank(self->size, robj, "rank", 0, &rank) < 0)
         return NULL;
     CALL(waitio_group_member(self->g, rank, &pb, &local));
     return Py_BuildValue("(ii)", pb, local);
 }
 
 static PyMethodDef group_methods[] = {
-    {"isend", (PyCFunction)group_isend, METH_VARARGS, "isend(buf, dest, tag) -> Request"},
-    {"irecv", (PyCFunction)group_irecv, METH_VARARGS, "irecv(buf, source=ANY_SOURCE, tag=ANY_TAG) -> Request"},
-    {"barrier", (PyCFunction)group_barrier, METH_NOARGS, "barrier()"},
-    {"bcast", (PyCFunction)group_bcast, METH_VARARGS, "bcast(buf, root)"},
-    {"reduce", (PyCFunction)group_reduce, METH_VARARGS, "reduce(sendbuf, recvbuf, op, root)"},
-    {"allreduce", (PyCFunction)group_allreduce, METH_VARARGS, "allreduce(sendbuf, recvbuf, op)"},
-    {"gather", (PyCFunction)group_gather, METH_VARARGS, "gather(sendbuf, recvbuf, root)"},
-    {"scatter", (PyCFunction)group_scatter, METH_VARARGS, "scatter(sendbuf, recvbuf, root)"},
-    {"allgather", (PyCFunction)group_allgather, METH_VARARGS, "allgather(sendbuf, recvbuf)"},
-    {"alltoall", (PyCFunction)group_alltoall, METH_VARARGS, "alltoall(sendbuf, recvbuf)"},
-    {"member", (PyCFunction)grp_member, METH_VARARGS, "member(rank) -> (pbid, local_rank)"},
+    {"isend", (PyCFunction)group_isend, METH_VARARGS,
+     "isend($self, buf, dest, tag, /)\n--\n\n"
+     "Start sending buffer `buf` (not copied: keep it unchanged until complete) to group rank\n"
+     "`dest` with `tag` (0 .. 2**64-2); return a Request."},
+    {"irecv", (PyCFunction)group_irecv, METH_VARARGS,
+     "irecv($self, buf, source=-1, tag=18446744073709551615, /)\n--\n\n"
+     "Start receiving into writable buffer `buf` from group rank `source` (ANY_SOURCE: any) with\n"
+     "`tag` (ANY_TAG: any); return a Request."},
+    {"barrier", (PyCFunction)group_barrier, METH_NOARGS,
+     "barrier($self, /)\n--\n\nBlock until every member has entered the barrier."},
+    {"bcast", (PyCFunction)group_bcast, METH_VARARGS,
+     "bcast($self, buf, root, /)\n--\n\nBroadcast `buf` (as bytes) from group rank `root` into every member's `buf`."},
+    {"reduce", (PyCFunction)group_reduce, METH_VARARGS,
+     "reduce($self, sendbuf, recvbuf, op, root=0, /)\n--\n\n"
+     "Combine every member's `sendbuf` element-wise with `op` (SUM, MAX, ...) into `recvbuf` at\n"
+     "`root` (None elsewhere); the element type comes from the buffer's format."},
+    {"allreduce", (PyCFunction)group_allreduce, METH_VARARGS,
+     "allreduce($self, sendbuf, recvbuf, op, /)\n--\n\nAs reduce, with the result in every member's `recvbuf`."},
+    {"gather", (PyCFunction)group_gather, METH_VARARGS,
+     "gather($self, sendbuf, recvbuf, root=0, /)\n--\n\n"
+     "Concatenate every member's `sendbuf` (equal sizes) in rank order into `recvbuf` at `root`."},
+    {"scatter", (PyCFunction)group_scatter, METH_VARARGS,
+     "scatter($self, sendbuf, recvbuf, root=0, /)\n--\n\n"
+     "Split `sendbuf` at `root` into equal blocks, block i into member i's `recvbuf`."},
+    {"allgather", (PyCFunction)group_allgather, METH_VARARGS,
+     "allgather($self, sendbuf, recvbuf, /)\n--\n\nAs gather, with the result in every member's `recvbuf`."},
+    {"alltoall", (PyCFunction)group_alltoall, METH_VARARGS,
+     "alltoall($self, sendbuf, recvbuf, /)\n--\n\n"
+     "Block j of member i's `sendbuf` goes to block i of member j's `recvbuf` (size/group size each)."},
+    {"member", (PyCFunction)grp_member, METH_VARARGS,
+     "member($self, rank, /)\n--\n\nReturn (pbid, PB-local rank) of group rank `rank`."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -480,13 +699,10 @@ static PyMethodDef group_methods[] = {
 static PyObject *m_init(PyObject *mod, PyObject *args)
 {
     (void)mod;
-    int timeout = 60;
-    if (!PyArg_ParseTuple(args, "|i", &timeout))
+    int timeout = 60, rc;
+    if (!PyArg_ParseTuple(args, "|i:init", &timeout))
         return NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = waitio_init(timeout);
-    Py_END_ALLOW_THREADS
+    BLOCKING(rc, waitio_init(timeout));
     if (rc)
         return raise_code(rc);
     Py_RETURN_NONE;
@@ -495,12 +711,11 @@ static PyObject *m_init(PyObject *mod, PyObject *args)
 static PyObject *m_finalize(PyObject *mod, PyObject *noargs)
 {
     (void)mod; (void)noargs;
-    if (!waitio_initialized())
+    int rc, on;
+    LOCKED(on, waitio_initialized());
+    if (!on)
         Py_RETURN_NONE;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = waitio_finalize();
-    Py_END_ALLOW_THREADS
+    BLOCKING(rc, waitio_finalize());
     if (rc)
         return raise_code(rc);
     Py_RETURN_NONE;
@@ -509,7 +724,9 @@ static PyObject *m_finalize(PyObject *mod, PyObject *noargs)
 static PyObject *m_initialized(PyObject *mod, PyObject *noargs)
 {
     (void)mod; (void)noargs;
-    return PyBool_FromLong(waitio_initialized());
+    int on;
+    LOCKED(on, waitio_initialized());
+    return PyBool_FromLong(on);
 }
 
 #define INT_GETTER(name, fn)                                           \
@@ -525,19 +742,43 @@ INT_GETTER(m_pb_size, waitio_pb_size)
 INT_GETTER(m_local_rank, waitio_local_rank)
 INT_GETTER(m_local_size, waitio_local_size)
 
+/* The process count of every PB, or NULL with waitio.Error. */
+static int *nprocs_array(int *npb)
+{
+    int n;
+    LOCKED(n, waitio_get_nprocs(NULL));
+    if (n < 0) {
+        raise_with(WAITIO_ERR_STATE, "WaitIO is not initialised (call waitio.init first)");
+        return NULL;
+    }
+    int *a = PyMem_Malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!a) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    int m;
+    LOCKED(m, waitio_get_nprocs(a));
+    (void)m;
+    *npb = n;
+    return a;
+}
+
 static PyObject *m_get_nprocs(PyObject *mod, PyObject *noargs)
 {
     (void)mod; (void)noargs;
-    int npb = waitio_get_nprocs(NULL);
-    if (npb < 0)
-        return raise_code(WAITIO_ERR_STATE);
-    int *a = PyMem_Malloc(sizeof(int) * (size_t)npb);
+    int npb;
+    int *a = nprocs_array(&npb);
     if (!a)
-        return PyErr_NoMemory();
-    waitio_get_nprocs(a);
+        return NULL;
     PyObject *l = PyList_New(npb);
-    for (int i = 0; l && i < npb; i++)
-        PyList_SET_ITEM(l, i, PyLong_FromLong(a[i]));
+    for (int i = 0; l && i < npb; i++) {
+        PyObject *v = PyLong_FromLong(a[i]);
+        if (!v) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, v);
+    }
     PyMem_Free(a);
     return l;
 }
@@ -564,50 +805,75 @@ static PyObject *m_create_group(PyObject *mod, PyObject *args)
     (void)mod;
     int gid;
     PyObject *members, *order;
-    if (!PyArg_ParseTuple(args, "iOO", &gid, &members, &order))
+    if (!PyArg_ParseTuple(args, "iOO:create_group", &gid, &members, &order))
         return NULL;
-    int npb = waitio_get_nprocs(NULL);
-    if (npb < 0)
-        return raise_code(WAITIO_ERR_STATE);
-    if (!PySequence_Check(members) || !PySequence_Check(order) || PySequence_Size(members) != npb ||
-        PySequence_Size(order) != npb)
-        return raise_msg("members and order must be sequences with one entry per PB");
-    int **lists = PyMem_Calloc((size_t)npb, sizeof(int *));
-    int *ord = PyMem_Calloc((size_t)npb, sizeof(int));
+    int npb;
+    int *counts = nprocs_array(&npb);
+    if (!counts)
+        return NULL;
     PyObject *result = NULL;
+    int **lists = NULL, *ord = NULL;
+    if (!PySequence_Check(members) || !PySequence_Check(order) || PySequence_Size(members) != npb ||
+        PySequence_Size(order) != npb) {
+        PyErr_Format(PyExc_ValueError, "members and order must be sequences with one entry per PB (%d)", npb);
+        goto out;
+    }
+    lists = PyMem_Calloc((size_t)npb, sizeof(int *));
+    ord = PyMem_Calloc((size_t)npb, sizeof(int));
     if (!lists || !ord) {
         PyErr_NoMemory();
         goto out;
     }
     for (int p = 0; p < npb; p++) {
+        long v;
+        int overflow = 0;
         PyObject *o = PySequence_GetItem(order, p);
-        ord[p] = o ? (int)PyLong_AsLong(o) : -1;
+        int bad = !o || as_long(o, "order entry", &v, &overflow) < 0;
         Py_XDECREF(o);
+        if (bad)
+            goto out;
+        if (overflow || v < 0 || v > npb) {
+            PyErr_Format(PyExc_ValueError, "order[%d] must be 0 (PB left out) or a position 1..%d", p, npb);
+            goto out;
+        }
+        ord[p] = (int)v;
         PyObject *m = PySequence_GetItem(members, p);
         if (!m)
             goto out;
         if (m != Py_None) {
             Py_ssize_t n = PySequence_Size(m);
             lists[p] = n >= 0 ? PyMem_Malloc(sizeof(int) * (size_t)(n + 1)) : NULL;
-            for (Py_ssize_t i = 0; lists[p] && i < n; i++) {
+            for (Py_ssize_t i = 0; lists[p] && i < n && !PyErr_Occurred(); i++) {
                 PyObject *x = PySequence_GetItem(m, i);
-                lists[p][i] = x ? (int)PyLong_AsLong(x) : -2;
+                if (x && as_long(x, "PB-local rank", &v, &overflow) == 0) {
+                    if (overflow || v < 0 || v >= counts[p])
+                        PyErr_Format(PyExc_ValueError, "rank in members[%d] is out of range for PB %d of %d processes",
+                                     p, p, counts[p]);
+                    lists[p][i] = (int)v;
+                }
                 Py_XDECREF(x);
             }
             if (lists[p])
                 lists[p][n] = WAITIO_RANKS_END;
+            else if (!PyErr_Occurred())
+                PyErr_NoMemory();
         }
         Py_DECREF(m);
         if (PyErr_Occurred())
             goto out;
     }
-    waitio_group_t g = waitio_create_group_wranks(gid, lists, ord);
-    result = g ? group_wrap(g) : raise_code(WAITIO_ERR_GROUP);
+    waitio_group_t g;
+    LOCKED(g, waitio_create_group_wranks(gid, lists, ord));
+    if (g)
+        result = group_wrap(g);
+    else
+        raise_code(WAITIO_ERR_GROUP);
 out:
     for (int p = 0; lists && p < npb; p++)
         PyMem_Free(lists[p]);
     PyMem_Free(lists);
     PyMem_Free(ord);
+    PyMem_Free(counts);
     return result;
 }
 
@@ -615,20 +881,22 @@ static PyObject *m_waitall(PyObject *mod, PyObject *args)
 {
     (void)mod;
     PyObject *seq;
-    if (!PyArg_ParseTuple(args, "O", &seq))
+    if (!PyArg_ParseTuple(args, "O:waitall", &seq))
         return NULL;
     PyObject *fast = PySequence_Fast(seq, "waitall needs a sequence of requests");
     if (!fast)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    int first = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
         if (!PyObject_TypeCheck(o, &RequestType)) {
             Py_DECREF(fast);
-            return raise_msg("waitall: not a Request");
+            return PyErr_Format(PyExc_TypeError, "waitall: item %zd is a %.100s, not a Request", i, Py_TYPE(o)->tp_name);
         }
-        RequestObject *r = (RequestObject *)o;
+    }
+    int first = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        RequestObject *r = (RequestObject *)PySequence_Fast_GET_ITEM(fast, i);
         if (request_wait_inner(r) < 0) {
             Py_DECREF(fast);
             return NULL;
@@ -649,19 +917,26 @@ static PyObject *m_info(PyObject *mod, PyObject *noargs)
 }
 
 static PyMethodDef module_methods[] = {
-    {"init", m_init, METH_VARARGS, "init(timeout=60)"},
-    {"finalize", m_finalize, METH_NOARGS, "finalize()"},
-    {"initialized", m_initialized, METH_NOARGS, "initialized() -> bool"},
-    {"pb_rank", m_pb_rank, METH_NOARGS, "this process's PB id"},
-    {"pb_size", m_pb_size, METH_NOARGS, "number of PBs"},
-    {"local_rank", m_local_rank, METH_NOARGS, "rank inside this PB"},
-    {"local_size", m_local_size, METH_NOARGS, "processes of this PB"},
-    {"get_nprocs", m_get_nprocs, METH_NOARGS, "process count of every PB"},
-    {"universe", m_universe, METH_NOARGS, "the group of all processes"},
-    {"pbheads", m_pbheads, METH_NOARGS, "the group of the PB heads (rank 0 of each PB)"},
-    {"create_group", m_create_group, METH_VARARGS, "create_group(gid, members, order) -> Group"},
-    {"waitall", m_waitall, METH_VARARGS, "waitall(requests)"},
-    {"build_info", m_info, METH_NOARGS, "library version and transports"},
+    {"init", m_init, METH_VARARGS,
+     "init(timeout=60, /)\n--\n\nStart WaitIO: register with the instance and wait up to `timeout` s for every PB."},
+    {"finalize", m_finalize, METH_NOARGS,
+     "finalize()\n--\n\nFlush, say goodbye to every peer and release everything (no-op if not initialised)."},
+    {"initialized", m_initialized, METH_NOARGS,
+     "initialized()\n--\n\nReturn True between a successful init and finalize."},
+    {"pb_rank", m_pb_rank, METH_NOARGS, "pb_rank()\n--\n\nReturn this process's PB id (0 .. pb_size()-1)."},
+    {"pb_size", m_pb_size, METH_NOARGS, "pb_size()\n--\n\nReturn the number of PBs of the instance."},
+    {"local_rank", m_local_rank, METH_NOARGS, "local_rank()\n--\n\nReturn this process's rank inside its PB."},
+    {"local_size", m_local_size, METH_NOARGS, "local_size()\n--\n\nReturn the number of processes of this PB."},
+    {"get_nprocs", m_get_nprocs, METH_NOARGS, "get_nprocs()\n--\n\nReturn the process count of every PB, as a list."},
+    {"universe", m_universe, METH_NOARGS, "universe()\n--\n\nReturn the Group of all processes, PB by PB."},
+    {"pbheads", m_pbheads, METH_NOARGS, "pbheads()\n--\n\nReturn the Group of the PB heads (rank 0 of each PB)."},
+    {"create_group", m_create_group, METH_VARARGS,
+     "create_group(gid, members, order, /)\n--\n\n"
+     "Return a Group from per-PB lists of PB-local ranks (None: no member) and order[p] = PB p's\n"
+     "position (1, 2, ...; 0 leaves it out)."},
+    {"waitall", m_waitall, METH_VARARGS,
+     "waitall(requests, /)\n--\n\nWait for every request; raise the first failure once all have completed."},
+    {"build_info", m_info, METH_NOARGS, "build_info()\n--\n\nReturn {'version': ..., 'transports': ...}."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -669,8 +944,8 @@ static PyTypeObject GroupType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "waitio._core.Group",
     .tp_basicsize = sizeof(GroupObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "A WaitIO group (communicator): buffer-level operations",
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A WaitIO group (communicator) with buffer-level operations; waitio.Comm wraps it.",
     .tp_methods = group_methods,
     .tp_getset = group_getset,
 };
@@ -680,15 +955,15 @@ static PyTypeObject RequestType = {
     .tp_name = "waitio._core.Request",
     .tp_basicsize = sizeof(RequestObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A pending isend/irecv; keeps its buffer exported until complete",
+    .tp_doc = "A pending isend/irecv; keeps its buffer exported until it completes.",
     .tp_dealloc = (destructor)request_dealloc,
     .tp_methods = request_methods,
     .tp_getset = request_getset,
 };
 
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "waitio._core", "WaitIO's compiled core", -1, module_methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "waitio._core", "WaitIO's compiled core (see the waitio package).", -1,
+    module_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__core(void)
@@ -699,7 +974,8 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!m)
         return NULL;
     WaitioError = PyErr_NewExceptionWithDoc("waitio.Error",
-                                            "A WaitIO failure: args = (code, message); .code, .message",
+                                            "A failure reported by the WaitIO library: args = (code, message); "
+                                            ".code is the WAITIO_ERR_* number, .message the explanation.",
                                             PyExc_RuntimeError, NULL);
     Py_INCREF(&GroupType);
     Py_INCREF(&RequestType);

@@ -27,6 +27,21 @@
 #define ENTRY_LEN WIO_BOOT_ENTRY_LEN
 #define REGISTER_HDR WIO_BOOT_REGISTER_HDR
 #define RETRY_INTERVAL 0.2
+#define REPORT_INTERVAL 5.0 /* seconds between the info lines saying what start-up waits for */
+
+/* wio_engine_wait_until in slices: between them, report(arg, seconds waited) says at info level
+ * what is still missing. */
+static int wait_reporting(wio_engine *e, int (*ready)(void *), void *arg, double deadline,
+                          double since, void (*report)(void *, double))
+{
+    for (;;) {
+        double next = wio_now() + REPORT_INTERVAL;
+        int rc = wio_engine_wait_until(e, ready, arg, next < deadline ? next : deadline);
+        if (rc != WAITIO_ERR_TIMEOUT || wio_now() >= deadline)
+            return rc;
+        report(arg, wio_now() - since);
+    }
+}
 
 static wio_stream_ctx *boot_ctx(const wio_engine *e) { return e->boot_streams; }
 static int boot_run(wio_engine *e, double deadline, double timeout);
@@ -216,7 +231,12 @@ static int rdvfile_read(const char *path, wio_addr *out)
     fclose(f);
     if (n != 2 || port == 0 || port > 65535)
         return 1; /* being replaced, or garbage: keep waiting, the deadline bounds it */
-    return wio_addr_resolve(host, (uint16_t)port, out);
+    int rc = wio_addr_resolve(host, (uint16_t)port, out);
+    if (!rc)
+        return 0;
+    char why[256]; /* copied: wio_fail writes the buffer waitio_error_message() reads */
+    snprintf(why, sizeof why, "%s", waitio_error_message());
+    return wio_fail(rc, "WAITIO_RENDEZVOUS=%s: %s", path, why);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -241,6 +261,7 @@ typedef struct master {
     int total_pbs_complete;
     master_conn *conns;
     int in_flight;
+    double timeout;
     uint8_t *table;
     size_t table_len;
 } master;
@@ -438,6 +459,15 @@ static void master_describe_missing(const master *m, char *buf, size_t cap)
     }
 }
 
+static void master_report(void *arg, double waited)
+{
+    const master *m = arg;
+    char missing[1024];
+    master_describe_missing(m, missing, sizeof missing);
+    wio_info("rendezvous master: waiting for %s; %.0f of %g s%s", missing, waited, m->timeout,
+             wio_stream_ctx_auth_failures(boot_ctx(m->e)) ? " (some connections failed authentication)" : "");
+}
+
 static int master_done(void *arg)
 {
     const master *m = arg;
@@ -473,7 +503,7 @@ typedef struct boot_block {
 static int master_run(wio_engine *e, double deadline, double timeout, const boot_block *b,
                       uint8_t **table, size_t *table_len)
 {
-    master m = {.e = e};
+    master m = {.e = e, .timeout = timeout};
     m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
     m.pb_count = calloc((size_t)e->npb, sizeof(int));
     m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
@@ -512,14 +542,18 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
     if (why)
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     if (!rc)
-        rc = wio_engine_wait_until(e, master_done, &m, deadline);
+        rc = wait_reporting(e, master_done, &m, deadline, deadline - timeout, master_report);
     wio_listener_close(l);
     if (e->cfg.rendezvous[0])
         unlink(e->cfg.rendezvous);
     if (rc == WAITIO_ERR_TIMEOUT) {
         char missing[2048], text[WIO_ERROR_TEXT_MAX];
         master_describe_missing(&m, missing, sizeof missing);
-        snprintf(text, sizeof text, "start-up timed out after %g s waiting for %s", timeout, missing);
+        int n = snprintf(text, sizeof text, "start-up timed out after %g s waiting for %s", timeout, missing);
+        unsigned long failed = wio_stream_ctx_auth_failures(boot_ctx(e));
+        if (failed && n > 0 && (size_t)n < sizeof text)
+            snprintf(text + n, sizeof text - (size_t)n, "; %lu connection%s to the master failed "
+                     "authentication (a PB with another instance key?)", failed, failed > 1 ? "s" : "");
         for (master_conn *mc = m.conns; mc; mc = mc->next)
             master_reply_error(&m, mc, WIO_FF_TIMEOUT, "%s", text);
         wio_engine_wait_until(e, master_flushed, &m, wio_now() + 1.0);
@@ -556,6 +590,8 @@ typedef struct client {
     int registered;
     char text[WIO_ERROR_TEXT_MAX + 1];
     char last_failure[4200];
+    char where[128];           /* the master we try, for the waiting reports */
+    double since, timeout;
     uint8_t *table;
     size_t table_len;
 } client;
@@ -637,6 +673,17 @@ static const wio_tp_handler client_handler = {
 
 static int client_outcome(void *arg) { return ((const client *)arg)->outcome != 0; }
 
+static void client_report(void *arg, double waited)
+{
+    const client *cl = arg;
+    if (cl->registered)
+        wio_info("registered with the master at %s; it waits for the other PBs; %.0f of %g s",
+                 cl->where, waited, cl->timeout);
+    else
+        wio_info("waiting for the master (PB 0 rank 0) at %s: %s; %.0f of %g s",
+                 cl->where[0] ? cl->where : cl->e->cfg.rendezvous, cl->last_failure, waited, cl->timeout);
+}
+
 static int sleep_until(wio_engine *e, double t)
 {
     while (wio_now() < t) {
@@ -651,7 +698,14 @@ static int master_address(const wio_engine *e, wio_addr *out, int *waiting_for_f
 {
     *waiting_for_file = 0;
     if (!e->cfg.rendezvous[0])
-        return wio_addr_resolve(e->cfg.master_host, (uint16_t)e->cfg.master_port, out);
+    {
+        int rc = wio_addr_resolve(e->cfg.master_host, (uint16_t)e->cfg.master_port, out);
+        if (!rc)
+            return 0;
+        char why[256]; /* copied: wio_fail writes the buffer waitio_error_message() reads */
+        snprintf(why, sizeof why, "%s", waitio_error_message());
+        return wio_fail(rc, "WAITIO_MASTER_HOST='%s': %s", e->cfg.master_host, why);
+    }
     int rc = rdvfile_read(e->cfg.rendezvous, out);
     if (rc == 1)
         *waiting_for_file = 1;
@@ -661,7 +715,8 @@ static int master_address(const wio_engine *e, wio_addr *out, int *waiting_for_f
 static int client_run(wio_engine *e, double deadline, double timeout, const wio_addr *first_master,
                       const boot_block *b, uint8_t **table, size_t *table_len)
 {
-    client cl = {.e = e};
+    client cl = {.e = e, .since = deadline - timeout, .timeout = timeout};
+    double next_report = wio_now() + REPORT_INTERVAL;
     cl.reg_len = REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
     if (cl.reg_len > WIO_REGISTER_MAX)
         return wio_fail(WAITIO_ERR_BOOT, "PB %d is too large to register at once", e->cfg.pbid);
@@ -683,6 +738,10 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
             rc = WAITIO_ERR_TIMEOUT;
             break;
         }
+        if (wio_now() >= next_report) { /* retrying: the master is not there yet */
+            client_report(&cl, wio_now() - cl.since);
+            next_report = wio_now() + REPORT_INTERVAL;
+        }
         if (!have_master) {
             int waiting = 0;
             if ((rc = master_address(e, &master, &waiting)))
@@ -696,12 +755,13 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
             have_master = 1;
         }
         wio_addr_format(&master, where, sizeof where);
+        snprintf(cl.where, sizeof cl.where, "%s", where);
         cl.outcome = 0;
         cl.registered = 0;
         if ((rc = wio_tcp_dial(boot_ctx(e), &master, WIO_ID_BOOT, WIO_ID_BOOT, 0, &client_handler, &cl,
                                &cl, &cl.conn)))
             break;
-        rc = wio_engine_wait_until(e, client_outcome, &cl, deadline);
+        rc = wait_reporting(e, client_outcome, &cl, deadline, cl.since, client_report);
         if (rc == WAITIO_ERR_TIMEOUT)
             break;
         if (rc)
@@ -1096,7 +1156,7 @@ int wio_boot_self_address(wio_engine *e)
     int is_master = e->cfg.pbid == 0 && e->cfg.local_rank == 0;
     wio_addr master = {0}, self;
     int rc, waiting = 0;
-    if ((!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
+    if (!e->cfg.job && (!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
         return rc;
     /* In file mode a process may start before the file exists: it advertises the address that
      * routes to the master once known, the host's first interface meanwhile. */
@@ -1186,7 +1246,11 @@ static int boot_run(wio_engine *e, double deadline, double timeout)
     const waitio_adapter_ops *a = wio_adapter();
     int pb_adapter = a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank;
     e->self.flags = pb_adapter ? WIO_PROC_ADAPTER : 0;
-    if (pb_adapter && e->cfg.local_size > 1) {
+    if (e->cfg.job) { /* one-job MPMD launch: no master, the table comes over MPI */
+        uint8_t mine[ENTRY_LEN];
+        entry_encode(&e->self, mine);
+        rc = wio_boot_job(e, mine, timeout, &table, &table_len);
+    } else if (pb_adapter && e->cfg.local_size > 1) {
         wio_info("start-up through the MPI adapter (%s)", a->name ? a->name : "?");
         rc = boot_through_adapter(e, a, deadline, timeout, &table, &table_len);
     } else {

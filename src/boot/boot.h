@@ -32,4 +32,16 @@ typedef struct wio_boot_table {
 const char *wio_boot_parse_table(const uint8_t *t, size_t len, int npb, wio_boot_table *out);
 void wio_boot_table_free(wio_boot_table *t);
 
+/* boot_job.c: the one-job MPMD launch (the MPI job is the instance). */
+/* With the adapter's job layout and no instance variable: c->job = 1, PBs from MPI. */
+int wio_job_configure(wio_config *c);
+/* The instance key of a one-job launch: WAITIO_KEY/WAITIO_KEY_FILE if set, else fresh from
+ * MPI rank 0 (OpenSSL RAND), broadcast over MPI. */
+int wio_job_key(wio_key *k, double timeout);
+/* Gathers every process's encoded entry over MPI and returns the encoded table. */
+int wio_boot_job(wio_engine *e, const uint8_t mine[WIO_BOOT_ENTRY_LEN], double timeout,
+                 uint8_t **table, size_t *table_len);
+/* Once per process, on PB rank 0: a single-PB instance nobody asked for says how to launch. */
+void wio_job_notice(const wio_config *c);
+
 #endif

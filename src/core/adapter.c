@@ -18,8 +18,19 @@ void waitio_adapter_set_probe(waitio_adapter_probe_fn fn) { probe = fn; }
 
 const waitio_adapter_ops *wio_adapter(void) { return adapter; }
 
-void wio_adapter_probe(void)
+int wio_adapter_probe(int flags, double timeout)
 {
-    if (probe && !adapter)
-        probe();
+    if (!probe || adapter)
+        return 0;
+    char why[512] = "";
+    int rc = probe(flags, timeout, why, sizeof why);
+    if (rc)
+        return wio_fail(rc, "%s", why[0] ? why : "the MPI adapter refused to start");
+    return 0;
+}
+
+void wio_adapter_finalize(void)
+{
+    if (adapter && adapter->finalize)
+        adapter->finalize(adapter->ctx); /* unregisters itself if it finalized MPI */
 }

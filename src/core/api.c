@@ -4,7 +4,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "boot/boot.h"
 #include "core/engine.h"
+#include "waitio_adapter.h"
 
 #define DEFAULT_INIT_TIMEOUT 60
 
@@ -24,16 +26,19 @@ static int engine_setup(wio_engine *e, int timeout)
     wio_list_init(&e->groups);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
-    if ((rc = wio_config_load(&e->cfg)))
+    double boot_timeout = timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT;
+    if ((rc = wio_config_load(&e->cfg)) || (rc = wio_job_configure(&e->cfg)))
         return rc;
     wio_log_set_identity(e->cfg.pbid, e->cfg.local_rank);
-    if ((rc = wio_engine_check_transports(e)) || (rc = wio_key_load(&e->key)))
+    wio_job_notice(&e->cfg);
+    if ((rc = wio_engine_check_transports(e)) ||
+        (rc = e->cfg.job ? wio_job_key(&e->key, boot_timeout) : wio_key_load(&e->key)))
         return rc;
     /* the address to advertise (and bind) is known before the transports open */
     if ((rc = wio_boot_self_address(e)) || (rc = wio_engine_open(e)))
         return rc;
     double t0 = wio_now();
-    if ((rc = wio_boot_run(e, timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT)))
+    if ((rc = wio_boot_run(e, boot_timeout)))
         return rc;
     if ((rc = wio_engine_start(e)))
         return rc;
@@ -48,12 +53,17 @@ int waitio_init(int timeout)
 {
     if (wio_engine_current)
         return wio_fail(WAITIO_ERR_STATE, "waitio_init called twice");
-    wio_log_init_from_env();
-    wio_adapter_probe();
+    int rc = wio_log_init_from_env();
+    if (rc)
+        return rc;
+    /* no instance variable: the adapter may find a one-job MPMD launch (boot/boot_job.c) */
+    int probe_flags = wio_config_instance_vars_set() ? 0 : WAITIO_PROBE_JOB;
+    if ((rc = wio_adapter_probe(probe_flags, timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT)))
+        return rc;
     wio_engine *e = calloc(1, sizeof *e);
     if (!e)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    int rc = engine_setup(e, timeout);
+    rc = engine_setup(e, timeout);
     if (rc) {
         wio_engine_free(e);
         return rc;
@@ -70,6 +80,7 @@ int waitio_finalize(void)
     int rc = wio_engine_finalize(e);
     wio_engine_current = NULL;
     wio_engine_free(e);
+    wio_adapter_finalize(); /* last: MPI that the adapter initialised goes with WaitIO */
     return rc;
 }
 
@@ -139,11 +150,20 @@ int waitio_local_size(int *sizep)
 
 /* ---- groups ---- */
 
+/* Ids from WAITIO_GID_RESERVED up belong to the library's own groups (waitio.h). */
+static int user_gid_ok(int gid)
+{
+    if (gid >= WAITIO_GID_RESERVED)
+        return wio_fail(WAITIO_ERR_ARG, "group id %d (0x%x) is reserved for the library's groups "
+                        "(ids from 0x%x up)", gid, (unsigned)gid, (unsigned)WAITIO_GID_RESERVED);
+    return 0;
+}
+
 waitio_group_t waitio_create_group(int gid, waitio_filter_func_t func[], int order[])
 {
     wio_engine *e = engine_or_fail();
     wio_group *g = NULL;
-    if (e && wio_group_create_func(e, gid, func, order, &g) != 0)
+    if (e && (user_gid_ok(gid) != 0 || wio_group_create_func(e, gid, func, order, &g) != 0))
         return NULL;
     return (waitio_group_t)g;
 }
@@ -152,7 +172,7 @@ waitio_group_t waitio_create_group_wranks(int gid, int *rankap[], int order[])
 {
     wio_engine *e = engine_or_fail();
     wio_group *g = NULL;
-    if (e && wio_group_create_list(e, gid, rankap, order, &g) != 0)
+    if (e && (user_gid_ok(gid) != 0 || wio_group_create_list(e, gid, rankap, order, &g) != 0))
         return NULL;
     return (waitio_group_t)g;
 }

@@ -13,7 +13,10 @@
 enum wio_log_level { WIO_LOG_OFF = 0, WIO_LOG_ERROR, WIO_LOG_WARN, WIO_LOG_INFO, WIO_LOG_DEBUG };
 extern int wio_log_level_current;
 void wio_log_set_identity(int pbid, int rank);
-void wio_log_init_from_env(void);
+/* Reads WAITIO_LOG; WAITIO_ERR_ENV for a value that is not off|error|warn|info|debug. */
+int wio_log_init_from_env(void);
+/* WAITIO_LOG was set (then even the start-up notice follows it). */
+extern int wio_log_explicit;
 void wio_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define WIO_LOG(level, ...) \
     do { if ((level) <= wio_log_level_current) wio_log_write((level), __VA_ARGS__); } while (0)
@@ -75,11 +78,16 @@ typedef struct wio_config {
     int file_fsync;                /* WAITIO_FILE_FSYNC: fsync each segment before publishing */
     long max_connections;          /* 0: auto (from the descriptor limit) */
     int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
+    int npb_explicit;              /* WAITIO_NPB was set (WAITIO_NPB=1: a deliberate single PB) */
+    int job;                       /* one-job MPMD launch: layout, key and table from MPI */
 } wio_config;
 
 enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2 };
 
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
+/* How many of the instance variables (WAITIO_NPB, _PBID, _MASTER_HOST, _MASTER_PORT,
+ * _RENDEZVOUS) are set. */
+int wio_config_instance_vars_set(void);
 /* The eager credit granted to each peer once the number of peers is known. */
 size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers);
 /* Parses a size with optional K/M/G suffix; returns -1 on malformed input. */

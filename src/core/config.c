@@ -39,14 +39,28 @@ int wio_parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* WaitIO's own variables may not be set to "": that is a job script's mistake (a variable
+ * expanded from nothing), never a value. Returns the value, NULL when unset or on error (*rc). */
+static const char *env_value(const char *name, int *rc)
+{
+    const char *v = getenv(name);
+    *rc = 0;
+    if (v && !*v && !strncmp(name, "WAITIO_", 7)) {
+        *rc = wio_fail(WAITIO_ERR_ENV, "%s is set but empty: give it a value or unset it", name);
+        return NULL;
+    }
+    return v && *v ? v : NULL;
+}
+
 /* Reads integer variable `name` into *out if set; fails on garbage or out-of-range values. */
 static int env_int(const char *name, int lo, int hi, int *out, int *found)
 {
-    const char *v = getenv(name);
+    int rc;
+    const char *v = env_value(name, &rc);
     if (found)
         *found = 0;
-    if (!v || !*v)
-        return 0;
+    if (!v)
+        return rc;
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
@@ -68,9 +82,10 @@ static int env_long(const char *name, long lo, long hi, long *out)
 
 static int env_size(const char *name, size_t lo, size_t hi, size_t *out)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
+    int rc;
+    const char *v = env_value(name, &rc);
+    if (!v)
+        return rc;
     size_t x;
     if (wio_parse_size(v, &x) != 0 || x < lo || x > hi)
         return wio_fail(WAITIO_ERR_ENV, "%s='%s' is not a size in [%zu, %zu]", name, v, lo, hi);
@@ -80,9 +95,10 @@ static int env_size(const char *name, size_t lo, size_t hi, size_t *out)
 
 static int env_double(const char *name, double lo, double hi, double *out)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
+    int rc;
+    const char *v = env_value(name, &rc);
+    if (!v)
+        return rc;
     char *end;
     double x = strtod(v, &end);
     if (end == v || *end != '\0' || !(x >= lo && x <= hi))
@@ -107,8 +123,11 @@ static int env_auto_bool(const char *name, int *out)
 
 static int env_string(const char *name, char *dst, size_t cap, const char *dflt)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
+    int rc;
+    const char *v = env_value(name, &rc);
+    if (rc)
+        return rc;
+    if (!v)
         v = dflt;
     if (strlen(v) >= cap)
         return wio_fail(WAITIO_ERR_ENV, "%s is too long (at most %zu characters)", name, cap - 1);
@@ -208,6 +227,19 @@ static int load_local_rank(wio_config *c)
     return 0;
 }
 
+/* The variables that describe an instance; with none of them set, a process is either part of a
+ * one-job MPMD launch (through the MPI adapter) or a PB of its own. */
+static const char *const instance_vars[] = {"WAITIO_NPB", "WAITIO_PBID", "WAITIO_MASTER_HOST",
+                                            "WAITIO_MASTER_PORT", "WAITIO_RENDEZVOUS"};
+
+int wio_config_instance_vars_set(void)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof instance_vars / sizeof instance_vars[0]; i++)
+        n += getenv(instance_vars[i]) != NULL;
+    return n;
+}
+
 int wio_config_load(wio_config *c)
 {
     int rc, max_hs = 64;
@@ -228,7 +260,7 @@ int wio_config_load(wio_config *c)
     c->max_handshakes = 64;
     c->shm_ring = 1u << 20;
     c->single_copy = -1;
-    if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, NULL)) ||
+    if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, &c->npb_explicit)) ||
         (rc = env_int("WAITIO_PBID", 0, 1 << 16, &c->pbid, NULL)) ||
         (rc = env_int("WAITIO_MASTER_PORT", 1, 65535, &c->master_port, NULL)) ||
         (rc = env_string("WAITIO_MASTER_HOST", c->master_host, sizeof c->master_host, "127.0.0.1")) ||

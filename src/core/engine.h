@@ -249,8 +249,11 @@ void wio_group_destroy(wio_engine *e, wio_group *g);
 /* adapter.c: the registered MPI adapter (waitio_adapter.h), or NULL */
 struct waitio_adapter_ops;
 const struct waitio_adapter_ops *wio_adapter(void);
-/* Lets a linked adapter library register itself; waitio_init calls this first. */
-void wio_adapter_probe(void);
+/* Lets a linked adapter library register itself; waitio_init calls this first (flags:
+ * WAITIO_PROBE_JOB when no instance variable is set). Fails when the adapter refuses. */
+int wio_adapter_probe(int flags, double timeout);
+/* waitio_finalize: lets an adapter that initialised MPI finalize it. */
+void wio_adapter_finalize(void);
 
 /* boot/boot.c: start-up rendezvous; fills npb, nprocs, pb_offset, table, my_id */
 int wio_boot_run(wio_engine *e, double timeout);

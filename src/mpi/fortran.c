@@ -1,12 +1,21 @@
 /*
- * fortran.c — Fortran bindings of the conversion layer (waitio_mpif.h; SPEC §8), callable from
- * gfortran and compilers with the same convention (lower case + trailing underscore, arguments
- * by reference). Communicators are default INTEGERs holding a handle the library writes and
- * reads as 4 bytes; requests are INTEGER(4) req(WAITIO_REQUEST_SIZE) holding a waitio_req_t;
- * statuses are INTEGER(4) sta(WAITIO_STATUS_SIZE).
+ * fortran.c — Fortran bindings of the conversion layer (waitio_mpif.h; SPEC §8). Communicators
+ * are default INTEGERs holding a handle the library writes and reads as 4 bytes; requests are
+ * INTEGER(4) req(WAITIO_REQUEST_SIZE) holding a waitio_req_t; statuses are
+ * INTEGER(4) sta(WAITIO_STATUS_SIZE); every argument is passed by reference.
+ *
+ * Each entry point is one C function, NAME_f (the original's Fortran-callable C functions,
+ * declared in waitio_mpi.h), exported under two more names: NAME_ — what gfortran and compilers
+ * with its convention call for `CALL NAME(...)` (the upper-case subroutines) — and NAME_f_ —
+ * what they call for `CALL NAME_f(...)`, as the original's own Fortran modules do. The module
+ * `waitio` (src/mpi/waitio.F90) binds to the same functions, or to fortran_cdesc.c for buffers.
  */
 #include <string.h>
 #include "mpi/mpi_internal.h"
+
+#define WIO_FORTRAN_ALIASES(name)                                                               \
+    WAITIO_API extern __typeof__(name##_f) name##_ __attribute__((alias(#name "_f")));       \
+    WAITIO_API extern __typeof__(name##_f) name##_f_ __attribute__((alias(#name "_f")));
 
 #define MAX_HANDLES 1024
 
@@ -36,151 +45,202 @@ static void req_store(int *freq, const waitio_req_t *r) { memcpy(freq, r, sizeof
 
 #define FREQ_INTS WAITIO_REQUEST_SIZE
 
-WAITIO_API void waitio_init_(const int *timeout, int *ierr) { *ierr = waitio_init(*timeout); }
-WAITIO_API void waitio_finalize_(int *ierr)
+int wio_fortran_comm_handle(waitio_group_t g, int *comm)
+{
+    int h = handle_of(g);
+    if (!h)
+        return wio_fail(WAITIO_ERR_NOMEM, "more than %d Fortran communicators", MAX_HANDLES);
+    memcpy(comm, &h, sizeof h);
+    return 0;
+}
+
+waitio_group_t wio_fortran_comm(const int *comm) { return group_of(comm); }
+
+void waitio_init_f(const int *timeout, int *ierr) { *ierr = waitio_init(*timeout); }
+WIO_FORTRAN_ALIASES(waitio_init)
+
+void waitio_finalize_f(int *ierr)
 {
     *ierr = waitio_finalize();
     nhandles = 0;
 }
+WIO_FORTRAN_ALIASES(waitio_finalize)
 
 static void universe(int (*create)(WAITIO_MPI_Comm *), int *comm, int *ierr)
 {
     WAITIO_MPI_Comm g;
     *ierr = create(&g);
-    if (*ierr)
-        return;
-    int h = handle_of(g);
-    if (!h) {
-        *ierr = WAITIO_ERR_NOMEM;
-        return;
-    }
-    memcpy(comm, &h, sizeof h);
+    if (!*ierr)
+        *ierr = wio_fortran_comm_handle(g, comm);
 }
 
-WAITIO_API void waitio_create_universe_(int *comm, int *ierr) { universe(waitio_create_universe, comm, ierr); }
-WAITIO_API void waitio_create_universe_pbhead_(int *comm, int *ierr)
+void waitio_create_universe_f(int *comm, int *ierr) { universe(waitio_create_universe, comm, ierr); }
+WIO_FORTRAN_ALIASES(waitio_create_universe)
+
+void waitio_create_universe_pbhead_f(int *comm, int *ierr)
 {
     universe(waitio_create_universe_pbhead, comm, ierr);
 }
+WIO_FORTRAN_ALIASES(waitio_create_universe_pbhead)
 
-WAITIO_API void waitio_group_rank_(const int *comm, int *rank, int *ierr) { *ierr = waitio_group_rank(group_of(comm), rank); }
-WAITIO_API void waitio_group_size_(const int *comm, int *size, int *ierr) { *ierr = waitio_group_size(group_of(comm), size); }
-WAITIO_API void waitio_mpi_comm_rank_(const int *comm, int *rank, int *ierr) { waitio_group_rank_(comm, rank, ierr); }
-WAITIO_API void waitio_mpi_comm_size_(const int *comm, int *size, int *ierr) { waitio_group_size_(comm, size, ierr); }
-WAITIO_API void waitio_pb_rank_(int *rank, int *ierr) { *ierr = waitio_pb_rank(rank); }
-WAITIO_API void waitio_pb_size_(int *size, int *ierr) { *ierr = waitio_pb_size(size); }
+void waitio_create_pbgroup_f(int *comm, const int *pbid, int *ierr)
+{
+    waitio_group_t g;
+    *ierr = waitio_create_pbgroup(&g, *pbid);
+    if (!*ierr)
+        *ierr = wio_fortran_comm_handle(g, comm);
+}
+WIO_FORTRAN_ALIASES(waitio_create_pbgroup)
 
-WAITIO_API void waitio_mpi_isend_(const void *buf, const int *count, const int *dtype, const int *dest,
-                       const int *tag, const int *comm, int *req, int *ierr)
+void waitio_group_rank_f(const int *comm, int *rank, int *ierr) { *ierr = waitio_group_rank(group_of(comm), rank); }
+WIO_FORTRAN_ALIASES(waitio_group_rank)
+void waitio_group_size_f(const int *comm, int *size, int *ierr) { *ierr = waitio_group_size(group_of(comm), size); }
+WIO_FORTRAN_ALIASES(waitio_group_size)
+void waitio_mpi_comm_rank_f(const int *comm, int *rank, int *ierr) { waitio_group_rank_f(comm, rank, ierr); }
+WIO_FORTRAN_ALIASES(waitio_mpi_comm_rank)
+void waitio_mpi_comm_size_f(const int *comm, int *size, int *ierr) { waitio_group_size_f(comm, size, ierr); }
+WIO_FORTRAN_ALIASES(waitio_mpi_comm_size)
+void waitio_pb_rank_f(int *rank, int *ierr) { *ierr = waitio_pb_rank(rank); }
+WIO_FORTRAN_ALIASES(waitio_pb_rank)
+void waitio_pb_size_f(int *size, int *ierr) { *ierr = waitio_pb_size(size); }
+WIO_FORTRAN_ALIASES(waitio_pb_size)
+
+void waitio_mpi_isend_f(const void *buf, const int *count, const int *dtype, const int *dest,
+                        const int *tag, const int *comm, int *req, int *ierr)
 {
     waitio_req_t r;
     *ierr = waitio_mpi_isend(buf, *count, *dtype, *dest, *tag, group_of(comm), &r);
     if (!*ierr)
         req_store(req, &r);
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_isend)
 
-WAITIO_API void waitio_mpi_irecv_(void *buf, const int *count, const int *dtype, const int *source,
-                       const int *tag, const int *comm, int *req, int *ierr)
+void waitio_mpi_irecv_f(void *buf, const int *count, const int *dtype, const int *source,
+                        const int *tag, const int *comm, int *req, int *ierr)
 {
     waitio_req_t r;
     *ierr = waitio_mpi_irecv(buf, *count, *dtype, *source, *tag, group_of(comm), &r);
     if (!*ierr)
         req_store(req, &r);
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_irecv)
 
-WAITIO_API void waitio_mpi_send_(const void *buf, const int *count, const int *dtype, const int *dest,
-                      const int *tag, const int *comm, int *ierr)
+void waitio_mpi_send_f(const void *buf, const int *count, const int *dtype, const int *dest,
+                       const int *tag, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_send(buf, *count, *dtype, *dest, *tag, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_send)
 
-WAITIO_API void waitio_mpi_recv_(void *buf, const int *count, const int *dtype, const int *source,
-                      const int *tag, const int *comm, int *status, int *ierr)
+void waitio_mpi_recv_f(void *buf, const int *count, const int *dtype, const int *source,
+                       const int *tag, const int *comm, int *status, int *ierr)
 {
     waitio_req_t r;
     *ierr = waitio_mpi_irecv(buf, *count, *dtype, *source, *tag, group_of(comm), &r);
     if (!*ierr)
         *ierr = waitio_mpi_wait(&r, status);
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_recv)
 
-WAITIO_API void waitio_mpi_wait_(int *req, int *status, int *ierr)
+void waitio_mpi_wait_f(int *req, int *status, int *ierr)
 {
     waitio_req_t r;
     req_load(req, &r);
     *ierr = waitio_mpi_wait(&r, status);
     req_store(req, &r);
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_wait)
 
-WAITIO_API void waitio_mpi_waitall_(const int *count, int *reqs, int *statuses, int *ierr)
+/* WAITIO_WAIT(req, ierr): the original's wait, without a status */
+void waitio_wait_f(int *req, int *ierr) { waitio_mpi_wait_f(req, NULL, ierr); }
+WIO_FORTRAN_ALIASES(waitio_wait)
+
+void waitio_mpi_waitall_f(const int *count, int *reqs, int *statuses, int *ierr)
 {
     int first = 0;
     for (int i = 0; i < *count; i++) {
         waitio_req_t r;
         req_load(reqs + FREQ_INTS * i, &r);
-        int rc = waitio_mpi_wait(&r, statuses + WAITIO_STATUS_SIZE * i);
+        int rc = waitio_mpi_wait(&r, statuses ? statuses + WAITIO_STATUS_SIZE * i : NULL);
         req_store(reqs + FREQ_INTS * i, &r);
         if (rc && !first)
             first = rc;
     }
     *ierr = first;
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_waitall)
 
-WAITIO_API void waitio_mpi_barrier_(const int *comm, int *ierr) { *ierr = waitio_mpi_barrier(group_of(comm)); }
+void waitio_mpi_barrier_f(const int *comm, int *ierr) { *ierr = waitio_mpi_barrier(group_of(comm)); }
+WIO_FORTRAN_ALIASES(waitio_mpi_barrier)
+/* WAITIO_BARRIER(comm, ierr): the original's name for the same barrier */
+void waitio_barrier_f(const int *comm, int *ierr) { waitio_mpi_barrier_f(comm, ierr); }
+WIO_FORTRAN_ALIASES(waitio_barrier)
 
-WAITIO_API void waitio_mpi_bcast_(void *buf, const int *count, const int *dtype, const int *root,
-                       const int *comm, int *ierr)
+void waitio_mpi_bcast_f(void *buf, const int *count, const int *dtype, const int *root,
+                        const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_bcast(buf, *count, *dtype, *root, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_bcast)
 
-WAITIO_API void waitio_mpi_reduce_(const void *sbuf, void *rbuf, const int *count, const int *dtype,
-                        const int *op, const int *root, const int *comm, int *ierr)
+void waitio_mpi_reduce_f(const void *sbuf, void *rbuf, const int *count, const int *dtype,
+                         const int *op, const int *root, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_reduce(sbuf, rbuf, *count, *dtype, *op, *root, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_reduce)
 
-WAITIO_API void waitio_mpi_allreduce_(const void *sbuf, void *rbuf, const int *count, const int *dtype,
-                           const int *op, const int *comm, int *ierr)
+void waitio_mpi_allreduce_f(const void *sbuf, void *rbuf, const int *count, const int *dtype,
+                            const int *op, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_allreduce(sbuf, rbuf, *count, *dtype, *op, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_allreduce)
 
-WAITIO_API void waitio_mpi_gather_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
-                        const int *rcount, const int *rtype, const int *root, const int *comm, int *ierr)
+void waitio_mpi_gather_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+                         const int *rcount, const int *rtype, const int *root, const int *comm,
+                         int *ierr)
 {
     *ierr = waitio_mpi_gather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, *root, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_gather)
 
-WAITIO_API void waitio_mpi_gatherv_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
-                         const int *rcounts, const int *displs, const int *rtype, const int *root,
-                         const int *comm, int *ierr)
+void waitio_mpi_gatherv_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+                          const int *rcounts, const int *displs, const int *rtype, const int *root,
+                          const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_gatherv(sbuf, *scount, *stype, rbuf, rcounts, displs, *rtype, *root,
                                group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_gatherv)
 
-WAITIO_API void waitio_mpi_scatter_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
-                         const int *rcount, const int *rtype, const int *root, const int *comm, int *ierr)
+void waitio_mpi_scatter_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+                          const int *rcount, const int *rtype, const int *root, const int *comm,
+                          int *ierr)
 {
     *ierr = waitio_mpi_scatter(sbuf, *scount, *stype, rbuf, *rcount, *rtype, *root, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_scatter)
 
-WAITIO_API void waitio_mpi_scatterv_(const void *sbuf, const int *scounts, const int *displs, const int *stype,
-                          void *rbuf, const int *rcount, const int *rtype, const int *root,
-                          const int *comm, int *ierr)
+void waitio_mpi_scatterv_f(const void *sbuf, const int *scounts, const int *displs,
+                           const int *stype, void *rbuf, const int *rcount, const int *rtype,
+                           const int *root, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_scatterv(sbuf, scounts, displs, *stype, rbuf, *rcount, *rtype, *root,
                                 group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_scatterv)
 
-WAITIO_API void waitio_mpi_allgather_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
-                           const int *rcount, const int *rtype, const int *comm, int *ierr)
+void waitio_mpi_allgather_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+                            const int *rcount, const int *rtype, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_allgather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_allgather)
 
-WAITIO_API void waitio_mpi_alltoall_(const void *sbuf, const int *scount, const int *stype, void *rbuf,
-                          const int *rcount, const int *rtype, const int *comm, int *ierr)
+void waitio_mpi_alltoall_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+                           const int *rcount, const int *rtype, const int *comm, int *ierr)
 {
     *ierr = waitio_mpi_alltoall(sbuf, *scount, *stype, rbuf, *rcount, *rtype, group_of(comm));
 }
+WIO_FORTRAN_ALIASES(waitio_mpi_alltoall)

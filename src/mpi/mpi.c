@@ -12,6 +12,7 @@
 #include "core/engine.h"
 #include "mpi/mpi_internal.h"
 
+/* the library's group ids (waitio.h: from WAITIO_GID_RESERVED up) */
 #define GID_UNIVERSE 0x7ffffff0
 #define GID_PBHEADS 0x7ffffff1
 #define DEFAULT_TIMEOUT 60
@@ -79,6 +80,35 @@ int waitio_create_universe(WAITIO_MPI_Comm *commp)
 int waitio_create_universe_pbhead(WAITIO_MPI_Comm *commp)
 {
     return make_universe(&pbheads, GID_PBHEADS, rank_zero, commp);
+}
+
+int waitio_create_pbgroup(waitio_group_t *grpp, int pbid)
+{
+    if (!grpp)
+        return wio_fail(WAITIO_ERR_ARG, "NULL group pointer");
+    int rc = ensure_init();
+    if (rc)
+        return rc;
+    wio_engine *e = wio_engine_current;
+    if (pbid < 0 || pbid >= e->npb)
+        return wio_fail(WAITIO_ERR_ARG, "PB %d does not exist (the instance has %d PBs)", pbid, e->npb);
+    wio_group *g = wio_group_find(e, (uint32_t)WAITIO_GID_PBGROUP(pbid));
+    if (!g) {
+        waitio_filter_func_t *funcs = calloc((size_t)e->npb, sizeof *funcs);
+        int *order = calloc((size_t)e->npb, sizeof *order);
+        rc = funcs && order ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        if (!rc) {
+            funcs[pbid] = all_ranks; /* the other PBs' entries stay NULL: no members */
+            order[pbid] = 1;
+            rc = wio_group_create_func(e, WAITIO_GID_PBGROUP(pbid), funcs, order, &g);
+        }
+        free(funcs);
+        free(order);
+        if (rc)
+            return rc;
+    }
+    *grpp = (waitio_group_t)g;
+    return 0;
 }
 
 wio_engine *wio_mpi_engine(void)

@@ -11,6 +11,10 @@ int wio_mpi_bytes(int count, WAITIO_MPI_Datatype datatype, size_t *bytes);
 int wio_mpi_tag(int tag, int allow_any, unsigned long *out);
 void wio_mpi_fill_status(const waitio_req_t *r, int *status);
 
+/* fortran.c: Fortran communicator handles (default INTEGERs, read and written as 4 bytes) */
+int wio_fortran_comm_handle(waitio_group_t g, int *comm);
+waitio_group_t wio_fortran_comm(const int *comm);
+
 
 /* Collectives that go hierarchical on the universe when an adapter is registered
  * (WAITIO_COLL_HIER=0 forces the flat algorithms). */

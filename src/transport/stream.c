@@ -56,6 +56,7 @@ struct wio_stream_ctx {
     wio_list listeners;
     size_t nstreams, nhandshakes;
     size_t fd_budget;          /* streams above which listeners stop accepting */
+    unsigned long auth_failures;
     double next_emfile_log;
     unsigned emfile_suppressed;
     wio_poll_source src;
@@ -187,6 +188,7 @@ void wio_stream_ctx_set_self(wio_stream_ctx *ctx, uint32_t id, uint32_t eager_cr
 const wio_stream_params *wio_stream_ctx_params(const wio_stream_ctx *ctx) { return &ctx->p; }
 void *wio_stream_ctx_owner(const wio_stream_ctx *ctx) { return ctx->p.owner; }
 size_t wio_stream_ctx_count(const wio_stream_ctx *ctx) { return ctx->nstreams + ctx->nhandshakes; }
+unsigned long wio_stream_ctx_auth_failures(const wio_stream_ctx *ctx) { return ctx->auth_failures; }
 
 /* ------------------------------------------------------------------------------------ */
 /* streams                                                                              */
@@ -337,6 +339,8 @@ void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
     } else if (!s->authenticated && !s->initiator) {
         /* a peer that saw our proof and left lacks the key (or finalized mid-handshake): worth a
          * warning, as a malformed frame is; one that leaves before it even said HELLO is not */
+        if ((s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER) || err == WAITIO_ERR_AUTH)
+            s->ctx->auth_failures++;
         if (s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER)
             wio_warn("connection %s: authentication not completed (%s); a peer without the "
                      "instance key?", s->desc, why);

@@ -137,6 +137,9 @@ void wio_stream_ctx_set_self(wio_stream_ctx *ctx, uint32_t id, uint32_t eager_cr
 const wio_stream_params *wio_stream_ctx_params(const wio_stream_ctx *ctx);
 void *wio_stream_ctx_owner(const wio_stream_ctx *ctx);
 size_t wio_stream_ctx_count(const wio_stream_ctx *ctx); /* streams open or in their handshake */
+/* Accepted connections that failed authentication: a wrong proof, or a peer that left after
+ * seeing ours (it lacked the key). */
+unsigned long wio_stream_ctx_auth_failures(const wio_stream_ctx *ctx);
 
 /* The process's own connect hit EMFILE: give back the descriptor held in reserve (1 if there
  * was one). It is taken again when a stream closes. */

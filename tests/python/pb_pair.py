@@ -52,18 +52,18 @@ def objects(world):
     try:
         world.Isend(a[:, 1], other, 1)
         raise SystemExit("non-contiguous buffer accepted")
-    except waitio.Error as e:
-        assert "contiguous" in e.message, e.message
+    except (ValueError, BufferError) as e:  # the exporter's type, as mpi4py raises it
+        assert "contiguous" in str(e), e
     try:
         world.Allreduce(np.zeros(3), np.zeros(4), waitio.SUM)
         raise SystemExit("mismatched buffers accepted")
-    except waitio.Error as e:
-        assert "differ" in e.message, e.message
+    except ValueError as e:
+        assert "differ" in str(e), e
     try:
         world.Irecv(b"read-only", 0, 1)
         raise SystemExit("read-only receive buffer accepted")
-    except waitio.Error as e:
-        assert "writable" in e.message, e.message
+    except (ValueError, BufferError) as e:
+        assert "writable" in str(e), e
     # a too-short receive buffer: truncation is an error, never an overflow
     if me == 0:
         world.Send(np.arange(100, dtype=np.float64), 1, tag=11)

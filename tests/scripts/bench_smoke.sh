@@ -6,7 +6,7 @@
 # (1 PB of 3 processes) must be refused with exit status 2 and a message. The MPI twin
 # (bench/mpi_bench.c, which bench/compare builds) is built with Open MPI and MPICH as compare
 # builds it and runs ping-pong and pairs, so that the comparison cannot rot unnoticed.
-# timeout: 90
+# timeout: 150
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 B=$WAITIO_BUILD_DIR/bench/waitio-bench
@@ -55,4 +55,35 @@ for mpi in openmpi mpich; do
   run_plain "twin_pairs_$mpi" 30 "${launch[@]}" 4 "$exe" pairs --pairing half "${opts[@]}"
   expect_rows "twin_pairs_$mpi" pairs 2
 done
-t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH"
+
+# bench/compare, a small part of it
+fake=$T_DIR/build
+mkdir -p "$fake/bench" "$fake/tools" "$T_DIR/stubs"
+ln -s "$B" "$fake/bench/waitio-bench"
+ln -s "$WAITIO_BUILD_DIR/tools/waitiorun" "$fake/tools/waitiorun"
+for tool in apt-get sudo; do
+  printf '#!/bin/sh\necho "%s $*" >>"%s/installer-calls"\n' "$tool" "$T_DIR" >"$T_DIR/stubs/$tool"
+  chmod +x "$T_DIR/stubs/$tool"
+done
+docs_sum=$(cat "$WAITIO_SOURCE_DIR/docs/performance.md" "$WAITIO_SOURCE_DIR/docs/img/"*.png 2>/dev/null | md5sum)
+t_start compare 80 env PATH="$T_DIR/stubs:$PATH" "$WAITIO_SOURCE_DIR/bench/compare" "$fake" -r 2 --sizes 8,4K \
+  --iter-scale 0.05 --configs waitio-shm,waitio-tcp,waitio-shm-1pb
+t_wait compare || { t_show compare; t_fail "bench/compare failed"; }
+[ -e "$T_DIR/installer-calls" ] && t_fail "bench/compare tried to install: $(cat "$T_DIR/installer-calls")"
+[ "$(cat "$WAITIO_SOURCE_DIR/docs/performance.md" "$WAITIO_SOURCE_DIR/docs/img/"*.png 2>/dev/null | md5sum)" = "$docs_sum" ] \
+  || t_fail "bench/compare without --docs changed docs/"
+outs=("$fake"/compare/*/performance.md)
+[ ${#outs[@]} = 1 ] && [ -f "${outs[0]}" ] || t_fail "no performance.md under $fake/compare/"
+cout=$(dirname "${outs[0]}")
+t_expect compare "wrote $cout/performance.md" "the scratch directory named"
+grep -q 'min–max' "$cout/performance.md" || t_fail "performance.md does not say how the spread is shown"
+if [ ! -s "$cout/img/latency.png" ] || [ ! -s "$cout/img/bandwidth.png" ]; then
+  grep -q 'install-deps.sh --bench' "$cout/performance.md" || t_fail "no plots and no note on what to install"
+fi
+n=$(ls "$cout"/data/*.csv | grep -vc summary.csv)
+[ "$n" = 10 ] || t_fail "expected 10 kept CSVs (pingpong, stream: 2 configs; pairs: 1; 2 runs), found $n"
+awk -F, 'NR > 1 { rows++; if ($4 != 2) bad = bad " runs=" $4;
+                  for (i = 5; i <= 11; i += 3) if ($i != "" && !($(i+1) <= $i && $i <= $(i+2))) bad = bad " " $2 "/" $3 }
+         END { if (rows != 10 || bad != "") { print "rows " rows ", bad:" bad; exit 1 } }' "$cout/data/summary.csv" \
+  || t_fail "summary.csv: not 10 rows of 2 runs with min <= median <= max"
+t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH; compare wrote a scratch directory with CSVs and spread"

@@ -204,6 +204,11 @@ t_require_progs() {
   done
 }
 
+# t_sanitized: true when the build under test uses ASan/UBSan (WAITIO_SANITIZE=ON); programs a
+# test compiles itself against it then need t_sanitize_flags
+t_sanitized() { grep -q '^WAITIO_SANITIZE:BOOL=ON' "$WAITIO_BUILD_DIR/CMakeCache.txt" 2>/dev/null; }
+t_sanitize_flags() { t_sanitized && echo "-fsanitize=address,undefined -fno-omit-frame-pointer"; return 0; }
+
 t_waitiorun() { echo "$WAITIO_BUILD_DIR/tools/waitiorun"; }
 
 # t_launch_mode: "waitiorun" or "manual"
