@@ -353,6 +353,13 @@ static int choose_protocol(wio_engine *e, wio_peer *p, wio_req_impl *r)
 static void send_or_hold(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
     if (!wio_list_empty(&p->held) || choose_protocol(e, p, r) != 0) {
+        /* held: tentatively eager until credit decides (release_held), so that a peer that
+         * fails meanwhile completes it like any queued message (drop_pending calls done) */
+        r->state = WIO_RS_SEND_EAGER;
+        r->item.h.type = WIO_FT_EAGER;
+        r->item.payload = r->buf;
+        r->item.total = r->msg_len;
+        r->item.done = send_eager_done;
         wio_list_insert_tail(&p->held, &r->item.link);
         return;
     }
@@ -1002,11 +1009,13 @@ static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
 
 static void drop_pending(wio_peer *p, int err)
 {
+    /* every queued item has its done callback: the requests complete with err */
     wio_list *queues[3] = {&p->pending, &p->held, &p->bulk_pending};
     for (int q = 0; q < 3; q++)
         while (!wio_list_empty(queues[q])) {
             wio_send_item *it = WIO_CONTAINER_OF(queues[q]->next, wio_send_item, link);
             wio_list_remove(&it->link);
+            WIO_ASSERT(it->done != NULL);
             it->done(it, err);
         }
 }
