@@ -1,6 +1,8 @@
 /*
  * tcp.h — TCP connections with the WaitIO handshake, used by the engine (through
  * wio_transport_tcp) and by the start-up rendezvous (directly, before any peer exists).
+ * Connection setup, listeners and the handshake live in tcp_cm.c, the data path in tcp.c,
+ * addresses in addr.c.
  */
 #ifndef WIO_TCP_H
 #define WIO_TCP_H
