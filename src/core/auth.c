@@ -116,19 +116,20 @@ int wio_key_load(wio_key *k)
     return read_key_file(k, path);
 }
 
-void wio_auth_proof(const wio_key *k, int role, const uint8_t nonce_c[WIO_NONCE_LEN],
-                    const uint8_t nonce_a[WIO_NONCE_LEN], uint32_t connector_id,
-                    uint32_t acceptor_id, uint8_t out[WIO_PROOF_LEN])
+void wio_auth_mac(const wio_key *k, int label, const uint8_t *transcript, size_t len,
+                  uint8_t out[WIO_PROOF_LEN])
 {
-    uint8_t msg[8 + 2 * WIO_NONCE_LEN + 8];
-    memcpy(msg, role == WIO_PROOF_ACCEPTOR ? "wio-acc" : "wio-con", 8);
-    memcpy(msg + 8, nonce_c, WIO_NONCE_LEN);
-    memcpy(msg + 8 + WIO_NONCE_LEN, nonce_a, WIO_NONCE_LEN);
-    wio_put_le32(msg + 8 + 2 * WIO_NONCE_LEN, connector_id);
-    wio_put_le32(msg + 12 + 2 * WIO_NONCE_LEN, acceptor_id);
+    static const char labels[3][8] = {"wio-acc", "wio-con", "wio-cma"};
+    uint8_t msg[8 + WIO_AUTH_TRANSCRIPT_MAX];
     unsigned int outlen = WIO_PROOF_LEN;
-    if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, sizeof msg, out, &outlen))
-        memset(out, 0, WIO_PROOF_LEN); /* cannot match a real proof: the handshake fails */
+    memset(out, 0, WIO_PROOF_LEN); /* on any failure: cannot match a real proof */
+    if (label < 0 || label > 2 || len > WIO_AUTH_TRANSCRIPT_MAX)
+        return;
+    memcpy(msg, labels[label], 8);
+    memcpy(msg + 8, transcript, len);
+    if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, 8 + len, out, &outlen) ||
+        outlen != WIO_PROOF_LEN)
+        memset(out, 0, WIO_PROOF_LEN);
 }
 
 int wio_auth_proof_equal(const uint8_t a[WIO_PROOF_LEN], const uint8_t b[WIO_PROOF_LEN])

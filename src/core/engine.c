@@ -1268,6 +1268,16 @@ static int reachable(const wio_engine *e, uint32_t peer_id)
 
 int wio_engine_check_transports(wio_engine *e) { return parse_transports(e); }
 
+uint32_t wio_engine_max_conns(const wio_config *cfg)
+{
+    uint32_t n = (uint32_t)cfg->max_connections;
+    struct rlimit rl;
+    if (!n && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        /* keep some for the program */
+        n = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : rl.rlim_cur > 16 ? (uint32_t)(rl.rlim_cur / 2) : 8;
+    return n;
+}
+
 int wio_engine_open(wio_engine *e, wio_addr *self) { return transport_table[0]->open(e, self); }
 
 int wio_engine_start(wio_engine *e)
@@ -1284,10 +1294,7 @@ int wio_engine_start(wio_engine *e)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
-    e->max_conns = (uint32_t)e->cfg.max_connections;
-    struct rlimit rl;
-    if (!e->max_conns && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        e->max_conns = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : 64; /* keep some for the program */
+    e->max_conns = wio_engine_max_conns(&e->cfg);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
     /* Two copies through a ring overlap when both ends have a core (and then beat the kernel's

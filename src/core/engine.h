@@ -188,6 +188,8 @@ int wio_engine_check_transports(wio_engine *e);
 /* Opens the transports' listeners before start-up; *self gets the port to advertise. */
 int wio_engine_open(wio_engine *e, wio_addr *self);
 int wio_engine_finalize(wio_engine *e);
+/* WAITIO_MAX_CONNECTIONS, or from the descriptor limit when auto (0: no cap) */
+uint32_t wio_engine_max_conns(const wio_config *cfg);
 wio_peer *wio_engine_peer(wio_engine *e, uint32_t id);  /* NULL only on out-of-memory */
 /* ctx selects a matching context on the group: WIO_CTX_USER for the API's point-to-point,
  * WIO_CTX_COLL for collectives, so that the two never match each other's messages. */
@@ -234,6 +236,9 @@ int wio_adapter_probe(int flags, double timeout);
 /* waitio_finalize: lets an adapter that initialised MPI finalize it. */
 void wio_adapter_finalize(void);
 
+/* boot/boot.c: the address this process advertises (e->self: WAITIO_IFACE, else the one that
+ * routes to the master), chosen before its listener binds it */
+int wio_boot_choose_address(wio_engine *e);
 /* boot/boot.c: start-up rendezvous; fills npb, nprocs, pb_offset, table, my_id */
 int wio_boot_run(wio_engine *e, double timeout);
 

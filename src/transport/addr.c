@@ -22,6 +22,12 @@ void wio_addr_format(const wio_addr *a, char *buf, size_t cap)
     snprintf(buf, cap, a->family == 6 ? "[%s]:%u" : "%s:%u", ip, (unsigned)a->port);
 }
 
+int wio_addr_is_any(const wio_addr *a)
+{
+    static const uint8_t zero[16];
+    return memcmp(a->ip, zero, a->family == 6 ? 16 : 4) == 0;
+}
+
 socklen_t wio_addr_to_sockaddr(const wio_addr *a, struct sockaddr_storage *ss)
 {
     memset(ss, 0, sizeof *ss);
@@ -125,5 +131,6 @@ int wio_addr_from_iface(const char *iface, wio_addr *out)
     if (rc != 0)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_IFACE='%s' is neither an address nor an interface "
                         "with an address", iface);
+    out->port = 0;
     return 0;
 }

@@ -1,9 +1,10 @@
 /*
- * tcp.c — the TCP transport's data path: nonblocking connections driven by one epoll set, framed
- * sends written directly and handed to epoll only when the socket would block, and the receive
- * state machine that parses frames and reads large payloads straight into their destination.
- * Both the engine (peers) and the start-up rendezvous use these connections; the engine's
- * vtable is at the end of the file. Listeners, connecting and the handshake are in tcp_cm.c.
+ * tcp.c — the TCP transport's data path: framed sends written directly and handed to epoll only
+ * when the socket would block, the receive state machine that parses the frames of open
+ * connections and reads large payloads straight into their destination, closing, and the poll
+ * loop (one epoll set, plus the shared-memory rings). Both the engine (peers) and the start-up
+ * rendezvous use these connections; the engine's vtable is at the end of the file. Connections
+ * are set up and authenticated in tcp_cm.c before anything here sees their bytes.
  *
  * Between two processes on the same host the handshake continues with SHM_OFFER / SHM_READY and
  * the connection's byte stream then moves through a shared-memory ring pair (shm.c) instead of
@@ -39,6 +40,7 @@ int wio_tcp_create(wio_tcp **out, const wio_tcp_params *params)
     wio_list_init(&t->conns);
     wio_list_init(&t->zombies);
     wio_list_init(&t->shm_conns);
+    wio_tcp_cm_init(t);
     *out = t;
     return 0;
 }
@@ -63,6 +65,7 @@ void wio_tcp_destroy(wio_tcp *t)
     WIO_LIST_FOREACH_SAFE(pos, tmp, &t->conns)
         wio_tcp_conn_close(WIO_CONTAINER_OF(pos, wio_conn, link), WAITIO_ERR_CANCELLED);
     free_zombies(t);
+    wio_tcp_cm_fini(t);
     close(t->epfd);
     free(t->shm_snapshot);
     free(t);
@@ -70,7 +73,9 @@ void wio_tcp_destroy(wio_tcp *t)
 
 void wio_tcp_set_self_id(wio_tcp *t, uint32_t id) { t->self_id = id; }
 void wio_tcp_set_eager_credit(wio_tcp *t, uint32_t credit) { t->params.eager_credit = credit; }
+void wio_tcp_set_max_conns(wio_tcp *t, uint32_t max_conns) { t->params.max_conns = max_conns; }
 int wio_tcp_epoll_fd(const wio_tcp *t) { return t->epfd; }
+unsigned long wio_tcp_auth_failures(const wio_tcp *t) { return t->auth_failures; }
 void *wio_tcp_conn_user(const wio_conn *c) { return c->user; }
 void wio_tcp_conn_set_user(wio_conn *c, void *user) { c->user = user; }
 const char *wio_tcp_conn_desc(const wio_conn *c) { return c->desc; }
@@ -114,9 +119,13 @@ void wio_tcp_conn_close(wio_conn *c, int err)
         c->shm_active = 0;
         c->tcp->shm_snapshot_valid = 0;
     }
-    epoll_ctl(c->tcp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    c->fd = -1;
+    if (c->hs_listed)
+        wio_tcp_hs_unlist(c);
+    if (c->fd >= 0) {
+        epoll_ctl(c->tcp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+    }
     conn_drop_queue(c, err);
     /* freed at the end of the current poll: callers up the stack may still hold c */
     wio_list_remove(&c->link);
@@ -124,18 +133,20 @@ void wio_tcp_conn_close(wio_conn *c, int err)
     wio_list_insert_tail(&c->tcp->zombies, &c->link);
 }
 
-/* Closes the connection and tells its owner why. */
 void wio_tcp_conn_fail(wio_conn *c, int err, const char *why, int rejected)
 {
     if (c->state == CS_CLOSED)
         return;
+    if (wio_tcp_retry_instead(c, err, why))
+        return;
     int was_open = c->state == CS_OPEN || c->state == CS_SHUTDOWN;
     int owned = c->initiator || c->user != NULL; /* someone holds a pointer to c */
-    if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH || err == WAITIO_ERR_TIMEOUT)
+    if (!owned && !was_open) {
+        c->tcp->auth_failures += c->state == CS_WAIT_AUTH;
+        wio_tcp_hs_log_close(c, err, why); /* a stranger's, or a refused one: rate-limited */
+    }
+    else if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH || err == WAITIO_ERR_TIMEOUT)
         wio_warn("closing connection %s: %s", c->desc, why);
-    else if (c->state == CS_WAIT_AUTH) /* it saw our proof and left: it lacks the key */
-        wio_warn("connection %s: authentication not completed (%s); a peer without the instance "
-                 "key?", c->desc, why);
     else
         wio_debug("connection %s closed: %s", c->desc, why);
     const wio_conn_handler *h = c->handler;
@@ -274,8 +285,9 @@ int wio_tcp_conn_flush(wio_conn *c)
         c->state = CS_SHUTDOWN;
         shutdown(c->fd, SHUT_WR);
     }
-    if (c->state == CS_REJECTING)
-        wio_tcp_conn_fail(c, WAITIO_ERR_PEER, "simultaneous connect resolved in favour of ours", 0);
+    if (c->state == CS_REJECTING) /* ACCEPT(REJECT or NACK) is out: nothing more */
+        wio_tcp_conn_fail(c, WAITIO_ERR_PEER, "not taken after authentication (ACCEPT with "
+                          "REJECT or NACK sent)", 0);
     return 0;
 }
 
@@ -289,9 +301,9 @@ void wio_tcp_conn_send(wio_conn *c, wio_send_item *it)
     }
     int was_empty = wio_list_empty(&c->sendq);
     wio_list_insert_tail(&c->sendq, &it->link);
-    /* Before the handshake completes only handshake frames go out; the rest wait. */
-    if (was_empty && !c->epollout && c->state != CS_CONNECTING &&
-        (c->state == CS_OPEN || wio_frame_is_handshake(it->h.type)))
+    /* Before the handshake completes nothing but its own frames (send_handshake) goes out:
+     * the rest waits for ACCEPT, so nothing is written into a connection that is refused. */
+    if (was_empty && !c->epollout && c->state == CS_OPEN)
         wio_tcp_conn_flush(c);
 }
 
@@ -307,15 +319,14 @@ void wio_tcp_conn_shutdown(wio_conn *c)
 /* ------------------------------------------------------------------------------------ */
 /* receiving                                                                            */
 
+/* Only open connections come here: their handshake was read by tcp_cm.c, frame by frame. */
+
 /* A whole frame (header + payload) arrived. Returns nonzero when the connection is gone. */
 static int frame_complete(wio_conn *c)
 {
     const wio_frame_hdr *h = &c->rx_hdr;
     c->rx_state = RX_HEADER;
-    if (wio_frame_is_handshake(h->type))
-        return wio_tcp_hs_frame(c, h);
-    int rc = c->handler->frame_end ? c->handler->frame_end(c->ctx, c, h) : 0;
-    if (rc) {
+    if (c->handler->frame_end && c->handler->frame_end(c->ctx, c, h) != 0) {
         wio_tcp_conn_fail(c, WAITIO_ERR_PROTO, "invalid frame content", 0);
         return 1;
     }
@@ -338,7 +349,7 @@ static int header_arrived(wio_conn *c, const uint8_t *raw)
         return 1;
     }
     c->rx_seq++;
-    if (!wio_tcp_frame_allowed(c->state, h->type)) {
+    if (wio_frame_is_handshake(h->type)) {
         snprintf(msg, sizeof msg, "%s frame not allowed in this connection state",
                  wio_frame_type_name(h->type));
         wio_tcp_conn_fail(c, WAITIO_ERR_PROTO, msg, 0);
@@ -346,9 +357,7 @@ static int header_arrived(wio_conn *c, const uint8_t *raw)
     }
     c->rx_got = 0;
     c->rx_dest = NULL;
-    if (wio_frame_is_handshake(h->type)) {
-        c->rx_dest = c->rx_small;
-    } else if (c->handler->frame_begin && c->handler->frame_begin(c->ctx, c, h, &c->rx_dest) != 0) {
+    if (c->handler->frame_begin && c->handler->frame_begin(c->ctx, c, h, &c->rx_dest) != 0) {
         snprintf(msg, sizeof msg, "rejected %s frame", wio_frame_type_name(h->type));
         wio_tcp_conn_fail(c, WAITIO_ERR_PROTO, msg, 0);
         return 1;
@@ -486,8 +495,10 @@ static void conn_readable(wio_conn *c)
 {
     if (c->shm_active)
         shm_socket_readable(c);
-    else
+    else if (c->state == CS_OPEN || c->state == CS_SHUTDOWN)
         conn_read_stream(c);
+    else
+        wio_tcp_hs_readable(c); /* in its handshake: tcp_cm.c reads it frame by frame */
 }
 
 static void conn_writable(wio_conn *c)
@@ -599,7 +610,7 @@ int wio_tcp_poll(wio_tcp *t, int timeout_ms)
             continue;
         }
         wio_conn *c = ev[i].data.ptr;
-        if (c->state == CS_CLOSED)
+        if (c->state == CS_CLOSED || c->fd < 0) /* closed, or waiting to reconnect (CS_RETRY) */
             continue;
         if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
             if (c->state != CS_CONNECTING)
@@ -622,8 +633,13 @@ int wio_tcp_poll(wio_tcp *t, int timeout_ms)
  * only once the engine has the table: early connections wait in the kernel's backlog. */
 static int tcp_open(wio_engine *e, wio_addr *self)
 {
+    /* the advertised address (wio_boot_choose_address), unless WAITIO_BIND_ALL */
+    wio_addr at = *self;
+    at.port = 0;
+    if (e->cfg.bind_all)
+        memset(at.ip, 0, sizeof at.ip);
     uint16_t port;
-    int rc = wio_tcp_listen(e->tcp, "", 0, &wio_engine_conn_handler, e, 0, &e->tcp_listener, &port);
+    int rc = wio_tcp_listen(e->tcp, &at, &wio_engine_conn_handler, e, 0, &e->tcp_listener, &port);
     if (rc)
         return rc;
     self->port = port;
@@ -634,6 +650,7 @@ static int tcp_start(wio_engine *e)
 {
     wio_tcp_set_self_id(e->tcp, e->my_id);
     wio_tcp_set_eager_credit(e->tcp, (uint32_t)e->eager_credit);
+    wio_tcp_set_max_conns(e->tcp, e->max_conns);
     return wio_tcp_listener_arm(e->tcp, e->tcp_listener);
 }
 

@@ -24,7 +24,7 @@ def conn():
         except OSError:
             time.sleep(0.05)
     raise SystemExit("master never listened")
-def hdr(magic=0x4f495457, version=1, ftype=1, seq=0, length=48):
+def hdr(magic=0x4f495457, version=2, ftype=1, seq=0, length=48):
     return struct.pack("<IBBHIIIIQQQQ", magic, version, ftype, 0, seq, 0, 0, 0, 0, length, 0, 0)
 payloads = [os.urandom(4096), hdr()[:20], hdr(magic=0xdeadbeef), hdr(length=1 << 40),
             hdr(version=9), hdr(ftype=4, length=10) + b"x" * 10, hdr(seq=5)]
