@@ -62,11 +62,18 @@ typedef struct wio_peer {
     /* where the payload of the frame being received from this peer goes */
     struct wio_req_impl *rx_req;
     struct wio_unexp *rx_unexp;
-    uint8_t rx_cma[WIO_CMA_DESC_LEN]; /* the single-copy descriptor of the RTS being received */
-    int cma_state;               /* reading this peer's memory: WIO_CMA_* */
+    /* single copy (cma.c, docs/protocol.md "Single copy") */
+    uint8_t rx_cma[WIO_CMA_DESC_FULL]; /* the single-copy descriptor of the RTS being received */
+    int cma_state;               /* reading this peer's memory: WIO_CMA_* (this connection) */
+    uint64_t cma_pid;            /* the pid proven for this peer: every descriptor must name it */
+    uint64_t cma_probe_addr;     /* where that process keeps the probe token */
+    volatile uint64_t cma_token; /* this connection's probe token (both ends derive it); the
+                                  * peer reads it here to prove our pid */
+    int cma_confirmed;           /* sender: the peer proved our pid (CTS with CMA came back) */
+    int cma_warned;              /* a refused descriptor was logged for this peer */
 } wio_peer;
 
-/* Single copy from a peer (cma.c): not tried yet, its pid proved right, or off for good. */
+/* Single copy from a peer: not proven on this connection yet, proven, or off for good. */
 enum { WIO_CMA_UNKNOWN = 0, WIO_CMA_OK = 1, WIO_CMA_OFF = -1 };
 
 enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
@@ -104,7 +111,7 @@ typedef struct wio_req_impl {
     int cts_trunc;
     uint8_t cma_offered;     /* send: the RTS carries a single-copy descriptor */
     uint8_t cma_done;        /* receive: the data was read from the sender's memory */
-    uint8_t cma_wire[WIO_CMA_DESC_LEN]; /* send: that descriptor, encoded */
+    uint8_t cma_wire[WIO_CMA_DESC_FULL]; /* send: that descriptor, encoded */
     waitio_status_t status;
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
 } wio_req_impl;
@@ -150,6 +157,7 @@ typedef struct wio_engine {
     uint32_t max_conns;      /* open connections above which idle ones are closed */
     int use_tcp, use_shm;    /* WAITIO_TRANSPORTS */
     int single_copy;         /* offer and accept single-copy rendezvous between local processes */
+    uint64_t pid;            /* ours, as named in single-copy descriptors */
     uint64_t use_tick;       /* counts frames, orders peers by last use */
     unsigned progress_calls; /* polling progress calls: the periodic checks run every 64th */
     double next_check;       /* when the periodic checks are due next */

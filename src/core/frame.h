@@ -55,7 +55,7 @@ enum wio_frame_type {
 #define WIO_TABLE_MAX (256u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
-#define WIO_RTS_PAYLOAD_MAX 32u /* RTS: the single-copy descriptor (transport/cma.h) */
+#define WIO_RTS_PAYLOAD_MAX 24u /* RTS: the single-copy descriptor (transport/cma.h) */
 
 typedef struct wio_frame_hdr {
     uint8_t type;
