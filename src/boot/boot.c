@@ -202,6 +202,9 @@ static int advertised_address(const wio_engine *e, const wio_addr *master, wio_a
 /* ------------------------------------------------------------------------------------ */
 /* the rendezvous file                                                                   */
 
+/* Publishes "host port" at path: written to a temporary file with an unpredictable name in the
+ * same directory (mkstemp: created exclusively, so a symlink planted there is never followed),
+ * then renamed over path, so a reader sees nothing or the whole line. */
 static int rdvfile_write(const char *path, const wio_addr *a)
 {
     char tmp[4200], line[128], ip[64];
@@ -215,16 +218,21 @@ static int rdvfile_write(const char *path, const wio_addr *a)
         ip[strlen(ip) - 1] = '\0';
     }
     snprintf(line, sizeof line, "%s %u\n", host, (unsigned)a->port);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+        return wio_fail(WAITIO_ERR_ENV, "rendezvous file path too long: %s", path);
+    int fd = mkstemp(tmp);
     if (fd < 0)
-        return wio_fail(WAITIO_ERR_ENV, "cannot write rendezvous file %s: %s", tmp, strerror(errno));
+        return wio_fail(WAITIO_ERR_ENV, "cannot create a temporary file beside rendezvous file %s: %s",
+                        path, strerror(errno));
     ssize_t n = write(fd, line, strlen(line));
     int ok = n == (ssize_t)strlen(line) && fsync(fd) == 0;
+    int err = errno;
     close(fd);
     if (!ok || rename(tmp, path) != 0) {
+        if (ok)
+            err = errno;
         unlink(tmp);
-        return wio_fail(WAITIO_ERR_ENV, "cannot publish rendezvous file %s: %s", path, strerror(errno));
+        return wio_fail(WAITIO_ERR_ENV, "cannot publish rendezvous file %s: %s", path, strerror(err));
     }
     return 0;
 }

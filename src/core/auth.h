@@ -10,6 +10,7 @@
 #define WIO_NONCE_LEN 32
 #define WIO_PROOF_LEN 32
 #define WIO_KEY_MAX 4096
+#define WIO_KEY_MIN 16   /* shorter keys are refused: they can be guessed offline from one handshake */
 
 typedef struct wio_key {
     uint8_t bytes[WIO_KEY_MAX];
@@ -17,7 +18,9 @@ typedef struct wio_key {
     char source[300]; /* where the key came from, for messages */
 } wio_key;
 
-/* WAITIO_KEY, else WAITIO_KEY_FILE, else ~/.waitio/key (created with mode 0600). */
+/* WAITIO_KEY, else WAITIO_KEY_FILE, else ~/.waitio/key (created with mode 0600). A key file must
+ * belong to the effective user and be private to it, ~/.waitio must not be writable by others,
+ * and a key must have at least WIO_KEY_MIN bytes. */
 int wio_key_load(wio_key *k);
 int wio_random_bytes(uint8_t *buf, size_t len);
 
