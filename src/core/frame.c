@@ -32,7 +32,7 @@ static uint64_t payload_bound(unsigned type)
     case WIO_FT_TABLE: return WIO_TABLE_MAX;
     case WIO_FT_ERROR: return WIO_ERROR_TEXT_MAX;
     case WIO_FT_RTS: return WIO_RTS_PAYLOAD_MAX;
-    default: return 0; /* CTS, CREDIT, BYE carry no payload */
+    default: return 0; /* CTS, CREDIT, BYE, IDLE_CLOSE, ACCEPT carry no payload */
     }
 }
 
