@@ -435,21 +435,29 @@ static void reopen_after_nack(wio_engine *e, wio_peer *p)
     }
 }
 
-static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
+/* Returns nonzero on a protocol violation. */
+static int idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
 {
     if (flags & WIO_FF_ACK) {
         if (p->state == WIO_PEER_IDLE_CLOSING)
             close_now(e, p); /* everything the peer sent came before its ACK */
-        return;
+        return 0;
     }
     if (flags & WIO_FF_NACK) {
         if (p->state == WIO_PEER_IDLE_CLOSING)
             reopen_after_nack(e, p);
-        return;
+        return 0;
     }
     if (p->state == WIO_PEER_IDLE_CLOSING) { /* both asked at once: both are done sending */
         close_now(e, p);
-        return;
+        return 0;
+    }
+    if (wio_list_linked(&p->close_item.link)) {
+        /* a peer waits for our answer before it asks again; queueing the one item twice
+         * would corrupt the send queue (found by fuzz_session) */
+        wio_warn("process %u asked again to close our connection before our answer went out",
+                 (unsigned)p->id);
+        return -1;
     }
     if (p->state == WIO_PEER_OPEN && peer_idle(e, p)) {
         p->state = WIO_PEER_IDLE_CLOSING;
@@ -458,6 +466,7 @@ static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
         wio_debug("process %u asked to close our idle connection; busy here", (unsigned)p->id);
         send_idle_close(e, p, WIO_FF_NACK, ignore_done);
     }
+    return 0;
 }
 
 /* Connections that stay: open ones not already closing. */
@@ -801,8 +810,7 @@ static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
         peer_bye_received(e, p);
         return 0;
     case WIO_FT_IDLE_CLOSE:
-        idle_close_frame(e, p, h->flags);
-        return 0;
+        return idle_close_frame(e, p, h->flags);
     default:
         break;
     }
