@@ -54,6 +54,9 @@ static void print_settings(const wio_config *c)
     printf("  WAITIO_SPIN_US=%g  WAITIO_YIELD_US=%g\n", c->spin_us, c->yield_us);
     printf("  WAITIO_CONNECT_TIMEOUT=%g s  WAITIO_FINALIZE_TIMEOUT=%g s  WAITIO_PEER_TIMEOUT=%g s\n",
            c->connect_timeout, c->finalize_timeout, c->peer_timeout);
+    printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%d  WAITIO_BIND_ALL=%d%s\n",
+           c->handshake_timeout, c->max_handshakes, c->bind_all,
+           c->bind_all ? " (listening on every interface)" : " (listening on the advertised address)");
     const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
                       : getenv("WAITIO_KEY_FILE") ? getenv("WAITIO_KEY_FILE") : "~/.waitio/key";
     printf("  instance key from: %s\n", key);

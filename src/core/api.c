@@ -66,11 +66,16 @@ static int engine_setup(wio_engine *e, int timeout)
         .key = &e->key,
         .eager_limit = (uint32_t)e->cfg.eager_limit,
         .eager_credit = 0, /* set once the number of peers is known */
-        .handshake_timeout = e->cfg.connect_timeout,
+        .connect_timeout = e->cfg.connect_timeout,
+        .accept_timeout = e->cfg.handshake_timeout,
         .peer_timeout = e->cfg.peer_timeout,
         .shm_ring = e->use_shm ? e->cfg.shm_ring : 0,
+        .max_handshakes = (uint32_t)e->cfg.max_handshakes,
+        .max_conns = wio_engine_max_conns(&e->cfg), /* the master's port is capped the same */
     };
-    if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_engine_open(e, &e->self.addr)))
+    /* the listener binds the address we advertise, so that is chosen first */
+    if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_boot_choose_address(e)) ||
+        (rc = wio_engine_open(e, &e->self.addr)))
         return rc;
     double t0 = wio_now();
     if ((rc = wio_boot_run(e, boot_timeout)))

@@ -51,7 +51,10 @@ typedef struct wio_config {
     size_t eager_credit;           /* unexpected eager bytes one peer may have here; 0 = auto */
     size_t unexpected_max;         /* auto credit: this total shared by all peers, <= 4 MiB each */
     double spin_us, yield_us;      /* wait phases before blocking */
-    double connect_timeout;        /* seconds */
+    double connect_timeout;        /* seconds: our connect + handshake */
+    double handshake_timeout;      /* seconds an incoming connection has to authenticate */
+    int max_handshakes;            /* incoming connections at once that have not authenticated */
+    int bind_all;                  /* WAITIO_BIND_ALL: listen on every interface */
     double finalize_timeout;       /* seconds */
     double peer_timeout;           /* seconds of silence before a peer is declared dead */
     long max_connections;          /* 0: auto (from the descriptor limit) */

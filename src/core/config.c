@@ -193,6 +193,8 @@ int wio_config_load(wio_config *c)
     c->spin_us = 50;
     c->yield_us = 2000;
     c->connect_timeout = 30;
+    c->handshake_timeout = 5;
+    c->max_handshakes = 64;
     c->finalize_timeout = 5;
     c->peer_timeout = 30;
     c->shm_ring = 1u << 20;
@@ -212,6 +214,9 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_SPIN_US", 0, 1e7, &c->spin_us)) ||
         (rc = env_double("WAITIO_YIELD_US", 0, 1e7, &c->yield_us)) ||
         (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
+        (rc = env_double("WAITIO_HANDSHAKE_TIMEOUT", 0.1, 1e6, &c->handshake_timeout)) ||
+        (rc = env_int("WAITIO_MAX_HANDSHAKES", 1, 1 << 20, &c->max_handshakes, NULL)) ||
+        (rc = env_int("WAITIO_BIND_ALL", 0, 1, &c->bind_all, NULL)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||

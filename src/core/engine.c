@@ -167,7 +167,8 @@ static void cts_done(wio_send_item *it, int err)
  * RTS then carries where it is. WAITIO_TRANSPORTS=tcp keeps every byte on the socket path. */
 static int offer_single_copy(const wio_engine *e, const wio_peer *p, const wio_req_impl *r)
 {
-    return e->single_copy && e->use_shm && r->msg_len > 0 && on_local_peer((void *)e, p->id);
+    return e->single_copy && e->use_shm && r->msg_len > 0 && p->cma_token != 0 &&
+           on_local_peer((void *)e, p->id);
 }
 
 static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
@@ -181,12 +182,13 @@ static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
     r->item.done = send_rts_done;
     r->cma_offered = (uint8_t)offer_single_copy(e, p, r);
     if (r->cma_offered) {
-        wio_cma_desc d;
-        wio_cma_describe(r->buf, &d);
-        wio_cma_encode(&d, r->cma_wire);
+        /* our pid and where our probe token is, until the peer has proven them; then the
+         * address alone (it reads from the pid it pinned) */
+        wio_cma_desc d = {.full = !p->cma_confirmed, .pid = e->pid, .addr = (uintptr_t)r->buf,
+                          .probe_addr = (uintptr_t)&p->cma_token};
         r->item.h.flags = WIO_FF_CMA;
         r->item.payload = r->cma_wire;
-        r->item.total = WIO_CMA_DESC_LEN;
+        r->item.total = wio_cma_encode(&d, r->cma_wire);
     }
 }
 
@@ -256,31 +258,65 @@ static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sende
     peer_queue(e, p, it);
 }
 
-/* Whether p's memory may be read: once per peer, the probe value its first descriptor names
- * must be where it says, else the pid is not the sender's (another pid namespace) or the
- * kernel refuses (ptrace rules, seccomp); either way that peer's data then moves through the
- * ring for good. */
-static int single_copy_usable(wio_engine *e, wio_peer *p, const wio_cma_desc *d)
+static void cma_refuse_once(wio_peer *p, const char *fmt, unsigned long long a, unsigned long long b)
 {
-    if (!e->single_copy || p->cma_state == WIO_CMA_OFF)
-        return 0;
-    if (p->cma_state == WIO_CMA_OK)
-        return 1;
-    int err = wio_cma_verify(d);
-    p->cma_state = err ? WIO_CMA_OFF : WIO_CMA_OK;
-    if (err)
-        wio_debug("single copy from process %u unavailable (%s); its data moves through the ring",
-                  (unsigned)p->id, err == ESTALE ? "its pid names another process here" : strerror(err));
-    return !err;
+    if (p->cma_warned)
+        return;
+    p->cma_warned = 1;
+    char what[200];
+    snprintf(what, sizeof what, fmt, a, b);
+    wio_warn("single copy from process %u refused: %s; its data moves through the copy path",
+             (unsigned)p->id, what);
 }
 
-/* Reads the message straight from the sender's buffer; on failure the CTS asks for DATA frames
- * as usual, which overwrite whatever part was copied. */
+/* Whether the message that descriptor d describes may be read from p's memory. The first full
+ * descriptor on a connection is proven: the probe token of this connection must be at the
+ * probe address in that pid (else the pid is not the sender: another pid namespace, or a
+ * descriptor naming someone else), and the process must run as our user. Its pid is then
+ * pinned for the peer: a descriptor naming another pid is refused (that message moves through
+ * the copy path). A kernel refusal (ptrace rules, seccomp) turns single copy off for good. */
+static int single_copy_usable(wio_engine *e, wio_peer *p, const wio_cma_desc *d)
+{
+    if (!e->single_copy || p->cma_state == WIO_CMA_OFF || !on_local_peer(e, p->id))
+        return 0;
+    if (!d->full)
+        return p->cma_state == WIO_CMA_OK;
+    if (p->cma_pid && d->pid != p->cma_pid) {
+        cma_refuse_once(p, "a descriptor names pid %llu, but pid %llu was proven for it",
+                        (unsigned long long)d->pid, (unsigned long long)p->cma_pid);
+        return 0;
+    }
+    if (p->cma_state == WIO_CMA_OK) {
+        if (d->probe_addr == p->cma_probe_addr)
+            return 1;
+        cma_refuse_once(p, "a descriptor moves its probe (0x%llx, proven at 0x%llx)",
+                        (unsigned long long)d->probe_addr, (unsigned long long)p->cma_probe_addr);
+        return 0;
+    }
+    int err = wio_cma_read(d->pid, d->probe_addr, p->cma_token, 0, NULL, 0);
+    unsigned uid = 0;
+    if (!err && (err = wio_cma_same_user(d->pid, &uid)) == EPERM)
+        cma_refuse_once(p, "its pid %llu runs as uid %llu, not as ours", (unsigned long long)d->pid, uid);
+    if (err) {
+        p->cma_state = WIO_CMA_OFF;
+        wio_debug("single copy from process %u unavailable (%s); its data moves through the ring",
+                  (unsigned)p->id, err == ESTALE ? "its pid names another process here" : strerror(err));
+        return 0;
+    }
+    p->cma_state = WIO_CMA_OK;
+    p->cma_pid = d->pid;
+    p->cma_probe_addr = d->probe_addr;
+    return 1;
+}
+
+/* Reads the message straight from the sender's buffer, in the pinned process (the probe is
+ * read again in the same call); on failure the CTS asks for DATA frames as usual, which
+ * overwrite whatever part was copied before the receive completes. */
 static void single_copy(wio_engine *e, wio_peer *p, wio_req_impl *r, const wio_cma_desc *d)
 {
     if (!single_copy_usable(e, p, d))
         return;
-    int err = wio_cma_read(d, r->buf, r->msg_len);
+    int err = wio_cma_read(p->cma_pid, p->cma_probe_addr, p->cma_token, d->addr, r->buf, r->msg_len);
     if (err) {
         p->cma_state = WIO_CMA_OFF;
         wio_debug("single copy of %zu bytes from process %u failed (%s); falling back to the ring",
@@ -399,21 +435,29 @@ static void reopen_after_nack(wio_engine *e, wio_peer *p)
     }
 }
 
-static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
+/* Returns nonzero on a protocol violation. */
+static int idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
 {
     if (flags & WIO_FF_ACK) {
         if (p->state == WIO_PEER_IDLE_CLOSING)
             close_now(e, p); /* everything the peer sent came before its ACK */
-        return;
+        return 0;
     }
     if (flags & WIO_FF_NACK) {
         if (p->state == WIO_PEER_IDLE_CLOSING)
             reopen_after_nack(e, p);
-        return;
+        return 0;
     }
     if (p->state == WIO_PEER_IDLE_CLOSING) { /* both asked at once: both are done sending */
         close_now(e, p);
-        return;
+        return 0;
+    }
+    if (wio_list_linked(&p->close_item.link)) {
+        /* a peer waits for our answer before it asks again; queueing the one item twice
+         * would corrupt the send queue (found by fuzz_session) */
+        wio_warn("process %u asked again to close our connection before our answer went out",
+                 (unsigned)p->id);
+        return -1;
     }
     if (p->state == WIO_PEER_OPEN && peer_idle(e, p)) {
         p->state = WIO_PEER_IDLE_CLOSING;
@@ -422,6 +466,7 @@ static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
         wio_debug("process %u asked to close our idle connection; busy here", (unsigned)p->id);
         send_idle_close(e, p, WIO_FF_NACK, ignore_done);
     }
+    return 0;
 }
 
 /* Connections that stay: open ones not already closing. */
@@ -518,6 +563,13 @@ static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
         p->send_credit = hello->eager_credit;
         p->recv_credit = (int64_t)e->eager_credit;
     }
+    /* single copy is proven again on each connection, with its own probe token */
+    uint8_t secret[WIO_PROOF_LEN];
+    wio_tcp_conn_secret(c, WIO_AUTH_CMA, secret);
+    p->cma_token = wio_get_le64(secret);
+    p->cma_confirmed = 0;
+    if (p->cma_state == WIO_CMA_OK)
+        p->cma_state = WIO_CMA_UNKNOWN;
     wio_debug("connection to process %u open (%s)", (unsigned)p->id, wio_tcp_conn_desc(c));
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
@@ -594,7 +646,8 @@ static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t
         return -1;
     }
     int with_cma = (h->flags & WIO_FF_CMA) != 0;
-    if (h->len != (with_cma ? WIO_CMA_DESC_LEN : 0) || (with_cma && h->aux == 0)) {
+    if ((with_cma ? h->len != WIO_CMA_DESC_FULL && h->len != WIO_CMA_DESC_SHORT : h->len != 0) ||
+        (with_cma && h->aux == 0)) {
         wio_warn("process %u sent a malformed rendezvous request", (unsigned)p->id);
         return -1;
     }
@@ -607,8 +660,12 @@ static int rts_arrived(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
 {
     wio_cma_desc cma;
     int with_cma = (h->flags & WIO_FF_CMA) != 0;
-    if (with_cma)
-        wio_cma_decode(p->rx_cma, &cma);
+    if (with_cma && (wio_cma_decode(p->rx_cma, h->len, &cma) != 0 ||
+                     (!cma.full && p->cma_state == WIO_CMA_UNKNOWN))) {
+        /* the address alone is sent only once we have proven the sender's pid */
+        wio_warn("process %u sent a single-copy descriptor that nothing here has proven", (unsigned)p->id);
+        return -1;
+    }
     wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
         release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
@@ -644,6 +701,7 @@ static int begin_cts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
     if (h->flags & WIO_FF_CMA) { /* the receiver read the message from our buffer */
         if (!s->cma_offered)
             return -1;
+        p->cma_confirmed = 1; /* it proved our pid: later descriptors carry the address alone */
         wio_req_complete(s, 0);
         return 0;
     }
@@ -752,8 +810,7 @@ static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
         peer_bye_received(e, p);
         return 0;
     case WIO_FT_IDLE_CLOSE:
-        idle_close_frame(e, p, h->flags);
-        return 0;
+        return idle_close_frame(e, p, h->flags);
     default:
         break;
     }
@@ -1268,6 +1325,16 @@ static int reachable(const wio_engine *e, uint32_t peer_id)
 
 int wio_engine_check_transports(wio_engine *e) { return parse_transports(e); }
 
+uint32_t wio_engine_max_conns(const wio_config *cfg)
+{
+    uint32_t n = (uint32_t)cfg->max_connections;
+    struct rlimit rl;
+    if (!n && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        /* keep some for the program */
+        n = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : rl.rlim_cur > 16 ? (uint32_t)(rl.rlim_cur / 2) : 8;
+    return n;
+}
+
 int wio_engine_open(wio_engine *e, wio_addr *self) { return transport_table[0]->open(e, self); }
 
 int wio_engine_start(wio_engine *e)
@@ -1284,15 +1351,20 @@ int wio_engine_start(wio_engine *e)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
-    e->max_conns = (uint32_t)e->cfg.max_connections;
-    struct rlimit rl;
-    if (!e->max_conns && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        e->max_conns = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : 64; /* keep some for the program */
+    e->max_conns = wio_engine_max_conns(&e->cfg);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
     /* Two copies through a ring overlap when both ends have a core (and then beat the kernel's
      * page pinning on the machines measured); one copy wins when they must take turns. */
-    e->single_copy = wio_cma_supported() && (e->cfg.single_copy == -1 ? e->oversubscribed : e->cfg.single_copy);
+    /* auto: not for root or CAP_SYS_PTRACE, whose reads the kernel never refuses (explicit 1
+     * still works: docs/protocol.md, "Single copy") */
+    int privileged = wio_cma_privileged();
+    e->single_copy = wio_cma_supported() &&
+                     (e->cfg.single_copy == -1 ? e->oversubscribed && !privileged : e->cfg.single_copy);
+    e->pid = (uint64_t)getpid();
+    if (e->cfg.single_copy == -1 && e->oversubscribed && privileged)
+        wio_debug("single copy (WAITIO_SINGLE_COPY=auto) off: this process is privileged (root or "
+                  "CAP_SYS_PTRACE)");
     int rc = transport_table[0]->start(e);
     if (rc)
         return rc;

@@ -62,11 +62,18 @@ typedef struct wio_peer {
     /* where the payload of the frame being received from this peer goes */
     struct wio_req_impl *rx_req;
     struct wio_unexp *rx_unexp;
-    uint8_t rx_cma[WIO_CMA_DESC_LEN]; /* the single-copy descriptor of the RTS being received */
-    int cma_state;               /* reading this peer's memory: WIO_CMA_* */
+    /* single copy (cma.c, docs/protocol.md "Single copy") */
+    uint8_t rx_cma[WIO_CMA_DESC_FULL]; /* the single-copy descriptor of the RTS being received */
+    int cma_state;               /* reading this peer's memory: WIO_CMA_* (this connection) */
+    uint64_t cma_pid;            /* the pid proven for this peer: every descriptor must name it */
+    uint64_t cma_probe_addr;     /* where that process keeps the probe token */
+    volatile uint64_t cma_token; /* this connection's probe token (both ends derive it); the
+                                  * peer reads it here to prove our pid */
+    int cma_confirmed;           /* sender: the peer proved our pid (CTS with CMA came back) */
+    int cma_warned;              /* a refused descriptor was logged for this peer */
 } wio_peer;
 
-/* Single copy from a peer (cma.c): not tried yet, its pid proved right, or off for good. */
+/* Single copy from a peer: not proven on this connection yet, proven, or off for good. */
 enum { WIO_CMA_UNKNOWN = 0, WIO_CMA_OK = 1, WIO_CMA_OFF = -1 };
 
 enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
@@ -104,7 +111,7 @@ typedef struct wio_req_impl {
     int cts_trunc;
     uint8_t cma_offered;     /* send: the RTS carries a single-copy descriptor */
     uint8_t cma_done;        /* receive: the data was read from the sender's memory */
-    uint8_t cma_wire[WIO_CMA_DESC_LEN]; /* send: that descriptor, encoded */
+    uint8_t cma_wire[WIO_CMA_DESC_FULL]; /* send: that descriptor, encoded */
     waitio_status_t status;
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
 } wio_req_impl;
@@ -150,6 +157,7 @@ typedef struct wio_engine {
     uint32_t max_conns;      /* open connections above which idle ones are closed */
     int use_tcp, use_shm;    /* WAITIO_TRANSPORTS */
     int single_copy;         /* offer and accept single-copy rendezvous between local processes */
+    uint64_t pid;            /* ours, as named in single-copy descriptors */
     uint64_t use_tick;       /* counts frames, orders peers by last use */
     unsigned progress_calls; /* polling progress calls: the periodic checks run every 64th */
     double next_check;       /* when the periodic checks are due next */
@@ -188,6 +196,8 @@ int wio_engine_check_transports(wio_engine *e);
 /* Opens the transports' listeners before start-up; *self gets the port to advertise. */
 int wio_engine_open(wio_engine *e, wio_addr *self);
 int wio_engine_finalize(wio_engine *e);
+/* WAITIO_MAX_CONNECTIONS, or from the descriptor limit when auto (0: no cap) */
+uint32_t wio_engine_max_conns(const wio_config *cfg);
 wio_peer *wio_engine_peer(wio_engine *e, uint32_t id);  /* NULL only on out-of-memory */
 /* ctx selects a matching context on the group: WIO_CTX_USER for the API's point-to-point,
  * WIO_CTX_COLL for collectives, so that the two never match each other's messages. */
@@ -234,6 +244,9 @@ int wio_adapter_probe(int flags, double timeout);
 /* waitio_finalize: lets an adapter that initialised MPI finalize it. */
 void wio_adapter_finalize(void);
 
+/* boot/boot.c: the address this process advertises (e->self: WAITIO_IFACE, else the one that
+ * routes to the master), chosen before its listener binds it */
+int wio_boot_choose_address(wio_engine *e);
 /* boot/boot.c: start-up rendezvous; fills npb, nprocs, pb_offset, table, my_id */
 int wio_boot_run(wio_engine *e, double timeout);
 

@@ -12,12 +12,12 @@
 #include <stdint.h>
 
 #define WIO_FRAME_MAGIC 0x4f495457u /* "WTIO" in little-endian byte order */
-#define WIO_PROTO_VERSION 1
+#define WIO_PROTO_VERSION 2 /* 2: authentication before the owner sees a connection (ACCEPT) */
 #define WIO_FRAME_HDR_SIZE 56
 
 enum wio_frame_type {
     WIO_FT_HELLO = 1,     /* connector -> acceptor: nonce, ids, limits */
-    WIO_FT_HELLO_ACK = 2, /* acceptor -> connector: nonce, proof, limits (or reject) */
+    WIO_FT_HELLO_ACK = 2, /* acceptor -> connector: nonce, proof, limits */
     WIO_FT_AUTH = 3,      /* connector -> acceptor: proof */
     WIO_FT_EAGER = 4,     /* matched message with its data inline */
     WIO_FT_RTS = 5,       /* rendezvous request: id = send request, aux = total length */
@@ -31,26 +31,31 @@ enum wio_frame_type {
     WIO_FT_IDLE_CLOSE = 13, /* close this idle connection (flags: none = request, ACK, NACK) */
     WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
     WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
+    WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: open (flags: REJECT, NACK, SHM) */
     WIO_FT_MAX_
 };
 
 /* Header flags. */
-#define WIO_FF_REJECT 0x0001u /* HELLO_ACK: simultaneous connect lost, use the other one */
+#define WIO_FF_REJECT 0x0001u /* ACCEPT: simultaneous connect lost, use the other one */
 #define WIO_FF_TRUNC 0x0002u  /* CTS: receiver's buffer is too short, no data will be sent */
 #define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
 #define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
-#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection */
-#define WIO_FF_SHM 0x0020u     /* HELLO, HELLO_ACK: same host, shared memory wanted / offered */
+#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection; ACCEPT: refused */
+#define WIO_FF_SHM 0x0020u     /* HELLO: same host, shared memory wanted; ACCEPT: SHM_OFFER follows */
 #define WIO_FF_CMA 0x0040u     /* RTS: a single-copy descriptor follows; CTS: the data was read */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
-#define WIO_REGISTER_MAX (64u << 20)
+/* A process registers its PB's ranks in blocks of at most WIO_REGISTER_BLOCK table entries
+ * (32 B each, after a 16-byte header): a PB of any size registers in several frames, and the
+ * master never holds more than one block per connection (docs/protocol.md, "Start-up"). */
+#define WIO_REGISTER_BLOCK 2048u
+#define WIO_REGISTER_MAX (16u + 32u * WIO_REGISTER_BLOCK)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
-#define WIO_RTS_PAYLOAD_MAX 32u /* RTS: the single-copy descriptor (transport/cma.h) */
+#define WIO_RTS_PAYLOAD_MAX 24u /* RTS: the single-copy descriptor (transport/cma.h) */
 
 typedef struct wio_frame_hdr {
     uint8_t type;
@@ -68,7 +73,7 @@ typedef struct wio_frame_hdr {
 /* Frames of the connection handshake (before the connection is open). */
 static inline int wio_frame_is_handshake(unsigned type)
 {
-    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || type == WIO_FT_SHM_OFFER || type == WIO_FT_SHM_READY;
+    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || (type >= WIO_FT_SHM_OFFER && type <= WIO_FT_ACCEPT);
 }
 
 void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);

@@ -1,7 +1,9 @@
-/* fuzz_handshake.c — libFuzzer harness of a whole accepted connection: the bytes arrive over a
- * socketpair at a connection in the acceptor's handshake state (HELLO expected), and go through
- * the real receive path (buffering, header checks, sequence numbers, handshake, authentication).
- * The connection must end up closed or waiting; nothing may crash or leak. */
+/* fuzz_handshake.c — libFuzzer harness of a whole accepted connection from a stranger: the bytes
+ * arrive over a socketpair at a connection in the acceptor's handshake state (HELLO expected),
+ * and go through the real receive path (header checks, sequence numbers, the handshake reader,
+ * authentication). Without the key nothing gets past AUTH: the owner's `incoming` must never be
+ * called (it aborts), and the connection must end up closed or waiting; nothing may crash or
+ * leak. fuzz_session.c continues where this one stops. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,7 +13,8 @@
 
 static uint8_t sink[1 << 16];
 
-static int on_incoming(void *ctx, wio_conn *c, uint32_t id) { (void)ctx; (void)c; return id == 7 ? 1 : 0; }
+/* Only an authenticated connection reaches its owner: the fuzzer does not know the key. */
+static int on_incoming(void *ctx, wio_conn *c, uint32_t id) { (void)ctx; (void)c; (void)id; abort(); }
 static int on_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)ctx; (void)c;
@@ -33,9 +36,10 @@ static const wio_conn_handler handler = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static wio_key key = {.len = 8, .bytes = "fuzz-key"};
+    static wio_key key = {.len = 32, .bytes = "fuzz-handshake-key-0123456789abc"};
     wio_tcp_params params = {.key = &key, .eager_limit = 1 << 16, .eager_credit = 1 << 20,
-                             .handshake_timeout = 5, .peer_timeout = 30};
+                             .connect_timeout = 5, .accept_timeout = 5, .peer_timeout = 30,
+                             .max_handshakes = 64};
     wio_tcp *t;
     if (wio_tcp_create(&t, &params) != 0)
         abort();
@@ -50,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t off = 0;
     for (int round = 0; round < 64 && !closed; round++) {
         if (off < size) {
-            ssize_t n = write(sv[1], data + off, size - off);
+            ssize_t n = send(sv[1], data + off, size - off, MSG_NOSIGNAL);
             if (n > 0)
                 off += (size_t)n;
         } else if (off == size) {

@@ -9,7 +9,7 @@ import sys
 import time
 
 
-def hdr(ftype, length=0, seq=0, magic=0x4F495457, version=1, src=0):
+def hdr(ftype, length=0, seq=0, magic=0x4F495457, version=2, src=0):
     return struct.pack("<IBBHIIIIQQQQ", magic, version, ftype, 0, seq, 0, 0, src, 0, length, 0, 0)
 
 

@@ -42,7 +42,7 @@ static void test_recycled_request_is_clean(void)
     size_t cma = offsetof(wio_req_impl, cma_wire), left = 0, run = 0, longest = 0;
     for (size_t i = 0; i < sizeof(wio_req_impl); i++) {
         int in_wire = (i >= wire && i < wire + WIO_FRAME_HDR_SIZE) ||
-                      (i >= cma && i < cma + WIO_CMA_DESC_LEN);
+                      (i >= cma && i < cma + WIO_CMA_DESC_FULL);
         int kept = !in_wire && first[i] != second[i];
         left += (size_t)kept;
         run = kept ? run + 1 : 0;
