@@ -423,6 +423,15 @@ static void log_unauthenticated(wio_stream *s, int err, const char *why)
         wio_warn("closing connection %s before authentication: %s%s", s->desc, why, more);
 }
 
+/* The pipe broke (EOF, reset) while we, the connector, waited for HELLO_ACK or ACCEPT: the
+ * acceptor dropped us before its verdict (overloaded, or we did not poll within its deadline),
+ * and its owner may connect again. A peer found dead by other means is not "dropped". */
+static int dropped_in_handshake(const wio_stream *s)
+{
+    return s->initiator && (s->state == WIO_SS_WAIT_ACK || s->state == WIO_SS_WAIT_ACCEPT)
+               ? WIO_TP_DROPPED : 0;
+}
+
 void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
 {
     if (s->state == WIO_SS_CLOSED)
@@ -436,11 +445,6 @@ void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
         wio_warn("closing connection %s: %s", s->desc, why);
     else
         wio_debug("connection %s closed: %s", s->desc, why);
-    /* a connector dropped by its acceptor before ACCEPT (overloaded, or we did not poll within
-     * its deadline): its owner may connect again */
-    if (!rejected && s->initiator && err == WAITIO_ERR_PEER &&
-        (s->state == WIO_SS_WAIT_ACK || s->state == WIO_SS_WAIT_ACCEPT))
-        rejected = WIO_TP_DROPPED;
     const wio_tp_handler *h = s->handler;
     void *hctx = s->hctx, *user = s->user;
     wio_stream_close(s, err);
@@ -537,7 +541,7 @@ static int stream_flush(wio_stream *s)
             }
             char why[128];
             snprintf(why, sizeof why, "send failed: %s", strerror(errno));
-            wio_stream_fail(s, WAITIO_ERR_PEER, why, 0);
+            wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
             return -1;
         }
         it->frame_sent += (size_t)n;
@@ -761,11 +765,15 @@ void wio_stream_read(wio_stream *s)
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return;
             char why[128];
-            if (errno == EPROTO)
+            int corrupt = errno == EPROTO;
+            if (corrupt)
                 snprintf(why, sizeof why, "corrupt data in the %s pipe", s->kind->name);
             else
                 snprintf(why, sizeof why, "receive failed: %s", strerror(errno));
-            wio_stream_fail(s, errno == EPROTO ? WAITIO_ERR_PROTO : WAITIO_ERR_PEER, why, 0);
+            if (corrupt)
+                wio_stream_fail(s, WAITIO_ERR_PROTO, why, 0);
+            else
+                wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
             return;
         }
         if (n == 0) {
@@ -791,7 +799,8 @@ void wio_stream_read(wio_stream *s)
 void wio_stream_eof(wio_stream *s)
 {
     wio_stream_fail(s, WAITIO_ERR_PEER, s->state == WIO_SS_SHUTDOWN ? "closed after our half-close (finalize or idle close)"
-                                                                    : "peer closed the connection", 0);
+                                                                    : "peer closed the connection",
+                    dropped_in_handshake(s));
 }
 
 /* A socket pipe finished connecting (EPOLLOUT while CONNECTING). */
