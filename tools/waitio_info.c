@@ -11,6 +11,7 @@
 #include <string.h>
 #include "core/common.h"
 #include "core/frame.h"
+#include "transport/transport.h"
 #include "waitio.h"
 
 static void print_interfaces(void)
@@ -44,7 +45,21 @@ static void print_settings(const wio_config *c)
     else
         printf("  master: %s:%d\n", c->master_host, c->master_port);
     printf("  WAITIO_IFACE=%s\n", c->iface[0] ? c->iface : "(route to the master)");
-    printf("  WAITIO_TRANSPORTS=%s  WAITIO_SHM_RING=%zu\n", c->transports, c->shm_ring);
+    static const char *const modes[] = {"socket", "file", "hybrid"};
+    printf("  WAITIO_COMM_TYPE=%s -> transports %s%s%s\n", modes[c->comm_type], c->transports,
+           c->transports_set ? " (WAITIO_TRANSPORTS, which wins)" : "",
+           c->comm_type == WIO_COMM_HYBRID && !c->transports_set ? ", and file for large messages' data" : "");
+    if (c->comm_type == WIO_COMM_HYBRID && !c->transports_set)
+        printf("  WAITIO_HYBRID_THRESHOLD=%zu bytes\n", c->hybrid_threshold);
+    if (strstr(c->transports, "file") || (c->comm_type != WIO_COMM_SOCKET && !c->transports_set)) {
+        printf("  WAITIO_SCRATCH_DIR=%s  job id: %s\n", c->scratch_dir[0] ? c->scratch_dir : "(not set!)",
+               c->job_id[0] ? c->job_id : "(derived from the key and the master's address)");
+        printf("  WAITIO_MAXFILE_SIZE_PER_PROC=%zu  WAITIO_FILE_POLL_MS=%g  WAITIO_FILE_FSYNC=%d\n",
+               c->maxfile, c->file_poll_max * 1e3, c->file_fsync);
+        printf("  start-up: %s\n", c->comm_type == WIO_COMM_FILE && !c->master_set && !c->rendezvous[0]
+                                      ? "through the directory (no WAITIO_MASTER_HOST)" : "through the master");
+    }
+    printf("  WAITIO_SHM_RING=%zu\n", c->shm_ring);
     printf("  WAITIO_EAGER_LIMIT=%zu  WAITIO_CHUNK_SIZE=%zu\n", c->eager_limit, c->chunk_size);
     if (c->eager_credit)
         printf("  WAITIO_EAGER_CREDIT=%zu per peer\n", c->eager_credit);
@@ -54,7 +69,7 @@ static void print_settings(const wio_config *c)
     printf("  WAITIO_SPIN_US=%g  WAITIO_YIELD_US=%g\n", c->spin_us, c->yield_us);
     printf("  WAITIO_CONNECT_TIMEOUT=%g s  WAITIO_FINALIZE_TIMEOUT=%g s  WAITIO_PEER_TIMEOUT=%g s\n",
            c->connect_timeout, c->finalize_timeout, c->peer_timeout);
-    printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%d  WAITIO_BIND_ALL=%d%s\n",
+    printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%u  WAITIO_BIND_ALL=%d%s\n",
            c->handshake_timeout, c->max_handshakes, c->bind_all,
            c->bind_all ? " (listening on every interface)" : " (listening on the advertised address)");
     const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
@@ -77,7 +92,10 @@ int main(int argc, char **argv)
            ""
 #endif
     );
-    printf("transports: shm (processes of one host), tcp\n");
+    printf("transports:");
+    for (int i = 0; wio_transports[i]; i++)
+        printf(" %s", wio_transports[i]->name);
+    printf("  (shm: processes of one host; tcp: any; file: a directory the PBs share)\n");
     print_interfaces();
     wio_log_init_from_env();
     wio_config c;

@@ -5,6 +5,7 @@
  * other, and sends every process the address table. Everyone else registers with the master.
  * On timeout the master tells the waiting processes which PBs never arrived.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 #include "core/engine.h"
 #include "boot/boot.h"
+#include "transport/addr.h"
+#include "transport/file_dir.h"
 #include "transport/tcp.h"
 #include "waitio_adapter.h"
 
@@ -42,31 +45,43 @@ static int wait_reporting(wio_engine *e, int (*ready)(void *), void *arg, double
     }
 }
 
+static wio_stream_ctx *boot_ctx(const wio_engine *e) { return e->boot_streams; }
+static int boot_run(wio_engine *e, double deadline, double timeout);
+
 /* ------------------------------------------------------------------------------------ */
 /* table entries on the wire                                                             */
 
 static void entry_encode(const wio_proc *p, uint8_t *out)
 {
     memset(out, 0, ENTRY_LEN);
-    out[0] = p->addr.family;
+    out[0] = (p->transports & WIO_TP_TCP) ? p->addr.family : 0;
     out[1] = p->flags;
-    wio_put_le16(out + 2, p->addr.port);
+    wio_put_le16(out + 2, (p->transports & WIO_TP_TCP) ? p->addr.port : 0);
     memcpy(out + 4, p->addr.ip, 16);
     wio_put_le64(out + 20, p->host_id);
+    out[28] = p->transports;
+    wio_put_le64(out + 32, p->shm_token);
 }
 
+/* Every transport an entry offers must come with its address. */
 static int entry_decode(const uint8_t *in, wio_proc *p)
 {
     memset(p, 0, sizeof *p);
     p->addr.family = in[0];
-    if (p->addr.family != 4 && p->addr.family != 6)
-        return -1;
     p->flags = in[1] & WIO_PROC_ADAPTER;
     p->addr.port = wio_get_le16(in + 2);
-    if (p->addr.port == 0)
-        return -1;
     memcpy(p->addr.ip, in + 4, 16);
     p->host_id = wio_get_le64(in + 20);
+    p->transports = in[28] & (WIO_TP_TCP | WIO_TP_SHM | WIO_TP_FILE);
+    p->shm_token = wio_get_le64(in + 32);
+    if (p->transports == 0)
+        return -1;
+    if ((p->transports & WIO_TP_TCP) && ((p->addr.family != 4 && p->addr.family != 6) || p->addr.port == 0))
+        return -1;
+    if (!(p->transports & WIO_TP_TCP) && p->addr.family != 0)
+        return -1;
+    if ((p->transports & WIO_TP_SHM) && p->shm_token == 0)
+        return -1;
     return 0;
 }
 
@@ -164,36 +179,13 @@ static uint64_t host_identity(void)
     return wio_get_le64(md);
 }
 
-/* Any non-loopback address of this host, else loopback (single-host use). */
-static void first_interface_address(wio_addr *out)
-{
-    struct ifaddrs *ifs = NULL;
-    memset(out, 0, sizeof *out);
-    out->family = 4;
-    out->ip[0] = 127;
-    out->ip[3] = 1;
-    if (getifaddrs(&ifs) != 0)
-        return;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        const struct sockaddr_in *s4 = (const struct sockaddr_in *)i->ifa_addr;
-        const uint8_t *ip = (const uint8_t *)&s4->sin_addr;
-        if (ip[0] == 127)
-            continue;
-        memcpy(out->ip, ip, 4);
-        break;
-    }
-    freeifaddrs(ifs);
-}
-
 /* The address peers should use for us: WAITIO_IFACE, else the one that routes to the master. */
 static int advertised_address(const wio_engine *e, const wio_addr *master, wio_addr *out)
 {
     if (e->cfg.iface[0])
-        return wio_addr_from_iface(e->cfg.iface, out);
+        return wio_addr_from_iface(e->cfg.iface, "WAITIO_IFACE", out);
     if (!master) {
-        first_interface_address(out);
+        wio_addr_first_interface(out);
         return 0;
     }
     return wio_addr_route_to(master, out);
@@ -268,7 +260,7 @@ typedef struct master_conn {
     char text[WIO_ERROR_TEXT_MAX];
     int sending;
     struct master *m;
-    wio_conn *conn;
+    wio_stream *conn;
     struct master_conn *next;
 } master_conn;
 
@@ -280,7 +272,6 @@ typedef struct master {
     int total_pbs_complete;
     master_conn *conns;
     int in_flight;
-    unsigned long auth_base;  /* the transport's count of failed authentications at the start */
     double timeout;
     uint8_t *table;
     size_t table_len;
@@ -310,7 +301,7 @@ static void master_send(master *m, master_conn *mc, uint8_t type, uint16_t flags
     it->done = master_item_done;
     mc->sending = 1;
     m->in_flight++;
-    wio_tcp_conn_send(mc->conn, it);
+    wio_stream_send(mc->conn, it);
 }
 
 static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const char *fmt, ...)
@@ -347,11 +338,11 @@ static const char *master_record(master *m, int pb, int rank, int size, const wi
     return NULL;
 }
 
-static int master_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)ctx;
-    master_conn *mc = wio_tcp_conn_user(c);
-    if (!mc || h->type != WIO_FT_REGISTER || mc->reg ||
+    master_conn *mc = user;
+    if (h->type != WIO_FT_REGISTER || mc->reg ||
         h->len < REGISTER_HDR + ENTRY_LEN || (h->len - REGISTER_HDR) % ENTRY_LEN != 0)
         return -1;
     if (mc->refused)
@@ -375,10 +366,10 @@ static const char *master_record_block(master *m, int pb, int first, int size, i
     return NULL;
 }
 
-static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+static int master_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     master *m = ctx;
-    master_conn *mc = wio_tcp_conn_user(c);
+    master_conn *mc = user;
     if (!mc->reg)
         return 0; /* a block after a refusal */
     wio_boot_reg reg;
@@ -409,35 +400,38 @@ static int master_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
     return 0;
 }
 
-static int master_on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
+/* Runs only once the connection proved the instance key: what a registration costs (its
+ * master_conn, its REGISTER buffer) is never spent on a stranger. */
+static int master_on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned flags, void **user)
 {
     master *m = ctx;
+    (void)flags;
     if (peer_id != WIO_ID_BOOT)
-        return -1;
+        return WIO_TP_REFUSE;
     master_conn *mc = calloc(1, sizeof *mc);
     if (!mc)
-        return -1;
+        return WIO_TP_REFUSE;
     mc->pb = mc->rank = -1;
     mc->m = m;
-    mc->conn = c;
+    mc->conn = conn;
     mc->next = m->conns;
     m->conns = mc;
-    wio_tcp_conn_set_user(c, mc);
-    return 0;
+    *user = mc;
+    return WIO_TP_ACCEPT;
 }
 
 /* Connections to the master that began a handshake and did not authenticate (a PB with another
  * key, or strangers): the transport counts them, since nothing of theirs reaches the master. */
 static unsigned long master_unauthenticated(const master *m)
 {
-    return wio_tcp_auth_failures(m->e->tcp) - m->auth_base;
+    return wio_stream_ctx_auth_failures(boot_ctx(m->e));
 }
 
-static void master_on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+static void master_on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
     master *m = ctx;
     (void)err; (void)rejected;
-    master_conn *mc = wio_tcp_conn_user(c);
+    master_conn *mc = user;
     if (!mc)
         return;
     mc->conn = NULL;
@@ -455,7 +449,7 @@ static void master_on_closed(void *ctx, wio_conn *c, int err, const char *why, i
     free(mc);
 }
 
-static const wio_conn_handler master_handler = {
+static const wio_tp_handler master_handler = {
     .incoming = master_on_incoming,
     .frame_begin = master_on_frame_begin,
     .frame_end = master_on_frame_end,
@@ -527,7 +521,7 @@ static void master_free(master *m)
         master_conn *mc = m->conns;
         m->conns = mc->next;
         if (mc->conn)
-            wio_tcp_conn_close(mc->conn, WAITIO_ERR_CANCELLED);
+            wio_stream_close(mc->conn, WAITIO_ERR_CANCELLED);
         free(mc->reg);
         free(mc);
     }
@@ -560,7 +554,7 @@ static wio_addr master_bind_address(const wio_engine *e, const wio_addr *master_
 static int master_run(wio_engine *e, double deadline, double timeout, const boot_block *b,
                       const wio_addr *master_host, uint8_t **table, size_t *table_len)
 {
-    master m = {.e = e, .timeout = timeout, .auth_base = wio_tcp_auth_failures(e->tcp)};
+    master m = {.e = e, .timeout = timeout};
     m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
     m.pb_count = calloc((size_t)e->npb, sizeof(int));
     m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
@@ -572,10 +566,10 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         m.pb_size[p] = -1;
     const char *port_env = getenv("WAITIO_MASTER_PORT");
     int port = e->cfg.rendezvous[0] && !(port_env && *port_env) ? 0 : e->cfg.master_port;
-    wio_tcp_listener *l = NULL;
+    wio_listener *l = NULL;
     uint16_t bound_port = 0;
     wio_addr at = master_bind_address(e, master_host, port);
-    int rc = wio_tcp_listen(e->tcp, &at, &master_handler, &m, 1, &l, &bound_port);
+    int rc = wio_tcp_listen(boot_ctx(e), &at, port, &master_handler, &m, 1, &l, &bound_port);
     if (rc) {
         master_free(&m);
         return rc;
@@ -584,7 +578,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         wio_addr pub = e->self.addr;
         pub.port = bound_port;
         if ((rc = rdvfile_write(e->cfg.rendezvous, &pub))) {
-            wio_tcp_listener_close(e->tcp, l);
+            wio_listener_close(l);
             master_free(&m);
             return rc;
         }
@@ -600,7 +594,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     if (!rc)
         rc = wait_reporting(e, master_done, &m, deadline, deadline - timeout, master_report);
-    wio_tcp_listener_close(e->tcp, l);
+    wio_listener_close(l);
     if (e->cfg.rendezvous[0])
         unlink(e->cfg.rendezvous);
     if (rc == WAITIO_ERR_TIMEOUT) {
@@ -638,7 +632,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
 
 typedef struct client {
     wio_engine *e;
-    wio_conn *conn;
+    wio_stream *conn;
     uint8_t *reg;              /* the REGISTER payloads, one per block, back to back */
     size_t nblocks;
     size_t k;                  /* entries in all blocks */
@@ -656,10 +650,11 @@ typedef struct client {
 } client;
 
 /* Registers in blocks of at most WIO_REGISTER_BLOCK ranks (frame.h): one REGISTER each. */
-static void client_on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
+static void client_on_opened(void *ctx, void *user, const wio_peer_hello *hello)
 {
     client *cl = ctx;
     (void)hello;
+    (void)user;
     const uint8_t *p = cl->reg;
     for (size_t i = 0; i < cl->nblocks; i++) {
         size_t k = i + 1 < cl->nblocks ? WIO_REGISTER_BLOCK : cl->k - i * WIO_REGISTER_BLOCK;
@@ -669,15 +664,15 @@ static void client_on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello
         it->payload = p;
         it->total = REGISTER_HDR + k * ENTRY_LEN;
         p += it->total;
-        wio_tcp_conn_send(c, it);
+        wio_stream_send(cl->conn, it);
     }
     cl->registered = 1;
 }
 
-static int client_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+static int client_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     client *cl = ctx;
-    (void)c;
+    (void)user;
     if ((h->type != WIO_FT_TABLE && h->type != WIO_FT_ERROR) || cl->payload)
         return -1;
     cl->payload = malloc(h->len + 1);
@@ -687,10 +682,10 @@ static int client_on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h,
     return 0;
 }
 
-static int client_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+static int client_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     client *cl = ctx;
-    (void)c;
+    (void)user;
     if (h->type == WIO_FT_TABLE) {
         cl->table = cl->payload;
         cl->table_len = h->len;
@@ -710,10 +705,10 @@ static int client_on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
     return 0;
 }
 
-static void client_on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+static void client_on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
     client *cl = ctx;
-    (void)c; (void)rejected;
+    (void)user; (void)rejected;
     cl->conn = NULL;
     if (cl->outcome)
         return;
@@ -728,7 +723,7 @@ static void client_on_closed(void *ctx, wio_conn *c, int err, const char *why, i
     cl->outcome = 3;
 }
 
-static const wio_conn_handler client_handler = {
+static const wio_tp_handler client_handler = {
     .opened = client_on_opened,
     .frame_begin = client_on_frame_begin,
     .frame_end = client_on_frame_end,
@@ -831,8 +826,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
         snprintf(cl.where, sizeof cl.where, "%s", where);
         cl.outcome = 0;
         cl.registered = 0;
-        if ((rc = wio_tcp_connect(e->tcp, &master, WIO_ID_BOOT, WIO_ID_BOOT, &client_handler, &cl,
-                                  &cl.conn)))
+        if ((rc = wio_tcp_dial(boot_ctx(e), &master, WIO_ID_BOOT, WIO_ID_BOOT, 0, &client_handler, &cl,
+                               &cl, &cl.conn)))
             break;
         rc = wait_reporting(e, client_outcome, &cl, deadline, cl.since, client_report);
         if (rc == WAITIO_ERR_TIMEOUT)
@@ -846,7 +841,7 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
         rc = sleep_until(e, wio_now() + RETRY_INTERVAL);
     }
     if (cl.conn) {
-        wio_tcp_conn_close(cl.conn, WAITIO_ERR_CANCELLED);
+        wio_stream_close(cl.conn, WAITIO_ERR_CANCELLED);
         cl.conn = NULL;
     }
     free(cl.payload);
@@ -869,6 +864,310 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     free(cl.reg);
     free(cl.items);
     return rc;
+}
+
+
+/* ------------------------------------------------------------------------------------ */
+/* start-up through the shared directory                                                */
+/*
+ * <instance>/boot/ holds authenticated records (file_dir.c): "master" (a fresh epoch and NPB,
+ * written by PB 0 rank 0 after it removed everything a previous run left there), one
+ * "reg-<pb>.<first rank>" per registration (the epoch it answers, the registrant's own nonce,
+ * a REGISTER payload), "table" or "error" (the epoch, then the address table or the reason
+ * start-up failed), and "ack-<pb>.<first rank>" (the epoch and the registrant's nonce: its
+ * registration is in that table). A registration that answers an older epoch is ignored; a
+ * process that sees a new epoch registers again; and a process takes a table only with the ack
+ * of its own nonce, so a crashed run's files never mix with this run's.
+ */
+
+#define DIR_EPOCH_LEN 16
+#define DIR_NONCE_LEN 16
+#define DIR_POLL_MIN 0.005
+#define DIR_POLL_MAX 0.2
+
+typedef struct dir_boot {
+    char dir[WIO_FILE_PATH_MAX + 16];
+    uint8_t key[WIO_PROOF_LEN];
+    char warned[8][64];        /* records already reported as invalid (once each) */
+} dir_boot;
+
+/* Reports an invalid record once, not at every look. */
+static void dir_warn_once(dir_boot *d, const char *name, const char *why)
+{
+    for (size_t i = 0; i < sizeof d->warned / sizeof d->warned[0]; i++) {
+        if (strcmp(d->warned[i], name) == 0)
+            return;
+        if (!d->warned[i][0]) {
+            snprintf(d->warned[i], sizeof d->warned[i], "%s", name);
+            break;
+        }
+    }
+    wio_warn("start-up directory: %s/%s ignored: %s", d->dir, name, why);
+}
+
+static int dir_open(wio_engine *e, dir_boot *d)
+{
+    char inst[WIO_FILE_PATH_MAX];
+    int rc = wio_file_instance_dir(&e->cfg, &e->key, inst, sizeof inst);
+    if (rc)
+        return rc;
+    snprintf(d->dir, sizeof d->dir, "%s/boot", inst);
+    wio_file_key(&e->key, d->key);
+    return wio_file_mkdir_private(d->dir);
+}
+
+/* Sleeps a little longer each time nothing changed, progressing the engine meanwhile. */
+static int dir_wait(wio_engine *e, double *pause)
+{
+    int rc = sleep_until(e, wio_now() + *pause);
+    *pause = *pause * 2 > DIR_POLL_MAX ? DIR_POLL_MAX : *pause * 2;
+    return rc;
+}
+
+static void dir_clear(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[WIO_FILE_PATH_MAX + 300];
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            unlink(path);
+        }
+    closedir(d);
+}
+
+/* Publishes epoch || body under name. */
+static int dir_publish(const dir_boot *d, const char *name, const uint8_t *epoch, const void *body, size_t len)
+{
+    uint8_t *buf = malloc(DIR_EPOCH_LEN + len);
+    if (!buf)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    memcpy(buf, epoch, DIR_EPOCH_LEN);
+    memcpy(buf + DIR_EPOCH_LEN, body, len);
+    int rc = wio_file_publish(d->dir, name, buf, DIR_EPOCH_LEN + len, d->key, 0);
+    free(buf);
+    return rc;
+}
+
+/* Reads name if it is a record of epoch `want` (NULL: any; its epoch goes to `got`): 0 with
+ * *body, 1 absent or of another epoch. */
+static int dir_read(dir_boot *d, const char *name, const uint8_t *want, uint8_t *got, size_t max,
+                    uint8_t **body, size_t *len)
+{
+    uint8_t *data = NULL;
+    size_t n = 0;
+    const char *why;
+    int rc = wio_file_read_record(d->dir, name, max + DIR_EPOCH_LEN, d->key, &data, &n, &why);
+    if (rc < 0)
+        dir_warn_once(d, name, why);
+    if (rc != 0)
+        return 1;
+    if (n < DIR_EPOCH_LEN || (want && memcmp(data, want, DIR_EPOCH_LEN) != 0)) {
+        free(data);
+        return 1;
+    }
+    if (got)
+        memcpy(got, data, DIR_EPOCH_LEN);
+    memmove(data, data + DIR_EPOCH_LEN, n - DIR_EPOCH_LEN);
+    *body = data;
+    *len = n - DIR_EPOCH_LEN;
+    return 0;
+}
+
+typedef struct dir_ack {
+    char name[64];
+    uint8_t nonce[DIR_NONCE_LEN];
+} dir_ack;
+
+/* Master: takes every registration of this epoch that arrived; acks[] gets who to answer. */
+static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks)
+{
+    DIR *dp = opendir(d->dir);
+    if (!dp)
+        return;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        if (strncmp(de->d_name, "reg-", 4) != 0)
+            continue;
+        uint8_t *body = NULL;
+        size_t len = 0;
+        if (dir_read(d, de->d_name, epoch, NULL, WIO_REGISTER_MAX, &body, &len) != 0)
+            continue;
+        char path[WIO_FILE_PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", d->dir, de->d_name);
+        unlink(path); /* taken: each registration is counted once */
+        wio_boot_reg reg;
+        const char *why = len < DIR_NONCE_LEN ? "too short"
+                                              : wio_boot_parse_register(body + DIR_NONCE_LEN, len - DIR_NONCE_LEN, &reg);
+        if (!why && *nacks == max_acks)
+            why = "more registrations than processes";
+        if (why) {
+            free(body);
+            wio_warn("start-up directory: malformed registration %s: %s", de->d_name, why);
+            continue;
+        }
+        if (reg.npb != m->e->npb) {
+            wio_warn("start-up directory: %s says WAITIO_NPB=%d, the master has %d", de->d_name, reg.npb, m->e->npb);
+        } else if ((why = master_record_block(m, reg.pb, reg.first, reg.size, reg.k, reg.entries))) {
+            wio_warn("start-up directory: PB %d rank %d refused: %s", reg.pb, reg.first, why);
+        } else {
+            wio_debug("start-up directory: PB %d ranks %d..%d of %d registered", reg.pb, reg.first,
+                      reg.first + reg.k - 1, reg.size);
+            snprintf(acks[*nacks].name, sizeof acks[*nacks].name, "ack-%d.%d", reg.pb, reg.first);
+            memcpy(acks[*nacks].nonce, body, DIR_NONCE_LEN);
+            (*nacks)++;
+        }
+        free(body);
+        free(reg.entries);
+    }
+    closedir(dp);
+}
+
+static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeout, const boot_block *b,
+                      uint8_t **table, size_t *table_len)
+{
+    master m = {.e = e};
+    m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
+    m.pb_count = calloc((size_t)e->npb, sizeof(int));
+    m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
+    if (!m.pb_size || !m.pb_count || !m.entries) {
+        master_free(&m);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
+    }
+    for (int p = 0; p < e->npb; p++)
+        m.pb_size[p] = -1;
+    uint8_t epoch[DIR_EPOCH_LEN], npb[4];
+    wio_put_le32(npb, (uint32_t)e->npb);
+    dir_clear(d->dir); /* a previous run's records go before this run's epoch exists */
+    int rc = wio_random_bytes(epoch, sizeof epoch);
+    if (!rc)
+        rc = dir_publish(d, "master", epoch, npb, sizeof npb);
+    const char *why = NULL;
+    for (int i = 0; i < b->k && !rc && !why; i++) {
+        wio_proc entry;
+        why = entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entry) != 0
+                  ? "malformed own entry" : master_record(&m, 0, b->first + i, e->cfg.local_size, &entry);
+    }
+    if (why)
+        rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
+    wio_info("start-up through the directory %s", d->dir);
+    int nacks = 0, max_acks = 0;
+    dir_ack *acks = NULL;
+    double pause = DIR_POLL_MIN;
+    while (!rc && !master_done(&m)) {
+        if (wio_now() >= deadline) {
+            char missing[2048], text[WIO_ERROR_TEXT_MAX];
+            master_describe_missing(&m, missing, sizeof missing);
+            snprintf(text, sizeof text, "start-up timed out after %g s waiting for %s", timeout, missing);
+            (void)dir_publish(d, "error", epoch, text, strlen(text));
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "%s", text);
+            break;
+        }
+        int before = m.total_pbs_complete;
+        if (nacks + 64 > max_acks) { /* room for what may arrive in one scan */
+            dir_ack *a = realloc(acks, (size_t)(max_acks + 256) * sizeof *a);
+            if (!a) {
+                rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+                break;
+            }
+            acks = a;
+            max_acks += 256;
+        }
+        dir_collect(&m, d, epoch, acks, &nacks, nacks + 64);
+        if (!master_done(&m) && (rc = m.total_pbs_complete != before ? 0 : dir_wait(e, &pause)))
+            break;
+    }
+    if (!rc && !(rc = master_build_table(&m)) && !(rc = dir_publish(d, "table", epoch, m.table, m.table_len))) {
+        for (int i = 0; i < nacks && !rc; i++)
+            rc = dir_publish(d, acks[i].name, epoch, acks[i].nonce, DIR_NONCE_LEN);
+        *table = m.table;
+        *table_len = m.table_len;
+        m.table = NULL;
+    }
+    free(acks);
+    master_free(&m);
+    return rc;
+}
+
+static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeout, const boot_block *b,
+                      uint8_t **table, size_t *table_len)
+{
+    size_t reg_len = DIR_NONCE_LEN + REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
+    uint8_t *reg = malloc(reg_len);
+    if (!reg)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    uint8_t *r = reg + DIR_NONCE_LEN;
+    wio_put_le32(r, (uint32_t)e->npb);
+    wio_put_le32(r + 4, (uint32_t)e->cfg.pbid);
+    wio_put_le32(r + 8, (uint32_t)b->first);
+    wio_put_le32(r + 12, (uint32_t)e->cfg.local_size);
+    memcpy(r + REGISTER_HDR, b->entries, (size_t)b->k * ENTRY_LEN);
+    char name[64], ack[64];
+    snprintf(name, sizeof name, "reg-%d.%d", e->cfg.pbid, b->first);
+    snprintf(ack, sizeof ack, "ack-%d.%d", e->cfg.pbid, b->first);
+    if (wio_random_bytes(reg, DIR_NONCE_LEN) != 0) {
+        free(reg);
+        return WAITIO_ERR_SYS;
+    }
+    uint8_t registered[DIR_EPOCH_LEN] = {0}, epoch[DIR_EPOCH_LEN];
+    int have_registered = 0, rc = 0;
+    double pause = DIR_POLL_MIN;
+    for (;;) {
+        uint8_t *body = NULL;
+        size_t len = 0;
+        if (wio_now() >= deadline) {
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "start-up timed out after %g s: %s in %s", timeout,
+                          have_registered ? "registered, the master still waits for other PBs"
+                                          : "PB 0 rank 0 (the master) never started", d->dir);
+            break;
+        }
+        if (dir_read(d, "master", NULL, epoch, 64, &body, &len) == 0) {
+            free(body);
+            if (!have_registered || memcmp(epoch, registered, DIR_EPOCH_LEN) != 0) { /* a new run */
+                if ((rc = dir_publish(d, name, epoch, reg, reg_len)))
+                    break;
+                memcpy(registered, epoch, DIR_EPOCH_LEN);
+                have_registered = 1;
+                pause = DIR_POLL_MIN;
+            }
+        }
+        if (have_registered && dir_read(d, ack, registered, NULL, DIR_NONCE_LEN, &body, &len) == 0) {
+            int ours = len == DIR_NONCE_LEN && memcmp(body, reg, DIR_NONCE_LEN) == 0;
+            free(body);
+            if (ours && dir_read(d, "table", registered, NULL, WIO_TABLE_MAX, &body, &len) == 0) {
+                *table = body;
+                *table_len = len;
+                break;
+            }
+        }
+        if (have_registered && dir_read(d, "error", registered, NULL, WIO_ERROR_TEXT_MAX, &body, &len) == 0) {
+            for (size_t i = 0; i < len; i++)
+                if (body[i] < 32 || body[i] > 126)
+                    body[i] = '?';
+            rc = wio_fail(WAITIO_ERR_TIMEOUT, "%.*s", (int)len, (const char *)body);
+            free(body);
+            break;
+        }
+        if ((rc = dir_wait(e, &pause)))
+            break;
+    }
+    free(reg);
+    return rc;
+}
+
+static int dir_register(wio_engine *e, double deadline, double timeout, const boot_block *b,
+                        uint8_t **table, size_t *table_len)
+{
+    dir_boot d = {0};
+    int rc = dir_open(e, &d);
+    if (rc)
+        return rc;
+    if (e->cfg.pbid == 0 && b->first == 0)
+        return dir_master(e, &d, deadline, timeout, b, table, table_len);
+    return dir_client(e, &d, deadline, timeout, b, table, table_len);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -894,9 +1193,21 @@ static int boot_adopt_table(wio_engine *e, const uint8_t *t, size_t len)
 
 /* Registers block b with the master (or, on the master, collects everyone) and returns the
  * encoded address table. */
+static int dir_register(wio_engine *e, double deadline, double timeout, const boot_block *b,
+                        uint8_t **table, size_t *table_len);
+
+/* Start-up through the shared directory: file mode without a master to reach over the network
+ * (the original's WaitIO-File on systems whose nodes share only storage). */
+static int boot_through_directory(const wio_engine *e)
+{
+    return e->cfg.comm_type == WIO_COMM_FILE && !e->cfg.master_set && !e->cfg.rendezvous[0];
+}
+
 static int register_block(wio_engine *e, double deadline, double timeout, const boot_block *b,
                           uint8_t **table, size_t *table_len)
 {
+    if (boot_through_directory(e))
+        return dir_register(e, deadline, timeout, b, table, table_len);
     int is_master = e->cfg.pbid == 0 && b->first == 0;
     wio_addr master = {0};
     int rc, waiting = 0;
@@ -909,7 +1220,7 @@ static int register_block(wio_engine *e, double deadline, double timeout, const 
     return client_run(e, deadline, timeout, &master, b, table, table_len);
 }
 
-int wio_boot_choose_address(wio_engine *e)
+int wio_boot_self_address(wio_engine *e)
 {
     int is_master = e->cfg.pbid == 0 && e->cfg.local_rank == 0;
     wio_addr master = {0}, self;
@@ -920,7 +1231,7 @@ int wio_boot_choose_address(wio_engine *e)
      * routes to the master once known, the host's first interface meanwhile. */
     if ((rc = advertised_address(e, (master.family && !waiting) ? &master : NULL, &self)))
         return rc;
-    self.port = 0; /* the listener's, once it is bound to this address */
+    self.port = 0; /* the tcp transport's listener fills it in */
     e->self.addr = self;
     e->self.host_id = host_identity();
     return 0;
@@ -968,10 +1279,37 @@ static int boot_through_adapter(wio_engine *e, const waitio_adapter_ops *a, doub
     return 0;
 }
 
+/* The rendezvous's connections live in a stream context of their own, on the engine's poller,
+ * for the duration of the start-up. */
+static int boot_streams_open(wio_engine *e)
+{
+    wio_stream_params sp = {
+        .key = &e->key, .poller = e->poller, .connect_timeout = e->cfg.connect_timeout,
+        .handshake_timeout = e->cfg.handshake_timeout, .max_handshakes = e->cfg.max_handshakes,
+        .max_conns = wio_config_max_conns(&e->cfg), /* the master's port is capped the same */
+    };
+    wio_stream_ctx *ctx;
+    int rc = wio_stream_ctx_create(&ctx, &sp);
+    if (!rc)
+        e->boot_streams = ctx;
+    return rc;
+}
+
 int wio_boot_run(wio_engine *e, double timeout)
 {
     double deadline = wio_now() + timeout;
     e->npb = e->cfg.npb;
+    int rc = boot_streams_open(e);
+    if (rc)
+        return rc;
+    rc = boot_run(e, deadline, timeout);
+    wio_stream_ctx_destroy(boot_ctx(e));
+    e->boot_streams = NULL;
+    return rc;
+}
+
+static int boot_run(wio_engine *e, double deadline, double timeout)
+{
     int rc;
     uint8_t *table = NULL;
     size_t table_len = 0;

@@ -6,7 +6,6 @@
 #include <string.h>
 #include "boot/boot.h"
 #include "core/engine.h"
-#include "transport/tcp.h"
 #include "waitio_adapter.h"
 
 #define DEFAULT_INIT_TIMEOUT 60
@@ -19,33 +18,6 @@ static wio_engine *engine_or_fail(void)
     if (!wio_engine_current)
         wio_fail(WAITIO_ERR_STATE, "WaitIO is not initialised (call waitio_init first)");
     return wio_engine_current;
-}
-
-static void engine_free(wio_engine *e)
-{
-    if (!e)
-        return;
-    if (e->peers) {
-        for (uint32_t i = 0; i < e->nprocs_total; i++)
-            free(e->peers[i]);
-        free(e->peers);
-    }
-    while (!wio_list_empty(&e->unexpected)) {
-        wio_unexp *ux = WIO_CONTAINER_OF(e->unexpected.next, wio_unexp, link);
-        wio_list_remove(&ux->link);
-        free(ux->data);
-        free(ux);
-    }
-    wio_groups_free(e);
-    wio_req_pool_free(e);
-    if (e->tcp && e->tcp_listener) /* a failed start-up leaves the data listener open */
-        wio_tcp_listener_close(e->tcp, e->tcp_listener);
-    wio_tcp_destroy(e->tcp);
-    free(e->table);
-    free(e->nprocs);
-    free(e->pb_offset);
-    memset(&e->key, 0, sizeof e->key);
-    free(e);
 }
 
 static int engine_setup(wio_engine *e, int timeout)
@@ -62,20 +34,8 @@ static int engine_setup(wio_engine *e, int timeout)
     if ((rc = wio_engine_check_transports(e)) ||
         (rc = e->cfg.job ? wio_job_key(&e->key, boot_timeout) : wio_key_load(&e->key)))
         return rc;
-    wio_tcp_params params = {
-        .key = &e->key,
-        .eager_limit = (uint32_t)e->cfg.eager_limit,
-        .eager_credit = 0, /* set once the number of peers is known */
-        .connect_timeout = e->cfg.connect_timeout,
-        .accept_timeout = e->cfg.handshake_timeout,
-        .peer_timeout = e->cfg.peer_timeout,
-        .shm_ring = e->use_shm ? e->cfg.shm_ring : 0,
-        .max_handshakes = (uint32_t)e->cfg.max_handshakes,
-        .max_conns = wio_engine_max_conns(&e->cfg), /* the master's port is capped the same */
-    };
-    /* the listener binds the address we advertise, so that is chosen first */
-    if ((rc = wio_tcp_create(&e->tcp, &params)) || (rc = wio_boot_choose_address(e)) ||
-        (rc = wio_engine_open(e, &e->self.addr)))
+    /* the address to advertise (and bind) is known before the transports open */
+    if ((rc = wio_boot_self_address(e)) || (rc = wio_engine_open(e)))
         return rc;
     double t0 = wio_now();
     if ((rc = wio_boot_run(e, boot_timeout)))
@@ -105,7 +65,7 @@ int waitio_init(int timeout)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     rc = engine_setup(e, timeout);
     if (rc) {
-        engine_free(e);
+        wio_engine_free(e);
         return rc;
     }
     wio_engine_current = e;
@@ -119,7 +79,7 @@ int waitio_finalize(void)
         return WAITIO_ERR_STATE;
     int rc = wio_engine_finalize(e);
     wio_engine_current = NULL;
-    engine_free(e);
+    wio_engine_free(e);
     wio_adapter_finalize(); /* last: MPI that the adapter initialised goes with WaitIO */
     return rc;
 }

@@ -40,4 +40,16 @@ void wio_auth_mac(const wio_key *k, int label, const uint8_t *transcript, size_t
 /* Constant-time comparison; returns 1 when equal. */
 int wio_auth_proof_equal(const uint8_t a[WIO_PROOF_LEN], const uint8_t b[WIO_PROOF_LEN]);
 
+/* A key for one purpose: HMAC-SHA256(instance key, label), so that MACs made for one purpose
+ * (file segments) are never valid as another (handshake proofs). */
+void wio_auth_derive(const wio_key *k, const char *label, uint8_t out[WIO_PROOF_LEN]);
+
+/* Incremental HMAC-SHA256 (OpenSSL EVP_MAC) over data that arrives in pieces. */
+typedef struct wio_mac wio_mac;
+int wio_mac_new(wio_mac **out, const uint8_t key[WIO_PROOF_LEN]);
+int wio_mac_restart(wio_mac *m);
+void wio_mac_update(wio_mac *m, const void *data, size_t len);
+int wio_mac_final(wio_mac *m, uint8_t out[WIO_PROOF_LEN]);
+void wio_mac_free(wio_mac *m);
+
 #endif

@@ -32,6 +32,16 @@ int wio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 /* Records the detail message only (no log): for requests that complete with an error. */
 void wio_set_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- assertions ---- */
+/* On in Debug and sanitizer builds (WIO_ENABLE_ASSERTS): state transitions, no re-entry into
+ * progress. Off in release builds, where nothing may abort the caller's process. */
+#ifdef WIO_ENABLE_ASSERTS
+void wio_assert_fail(const char *cond, const char *file, int line) __attribute__((noreturn));
+#define WIO_ASSERT(cond) ((cond) ? (void)0 : wio_assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define WIO_ASSERT(cond) ((void)0)
+#endif
+
 /* ---- time ---- */
 double wio_now(void);          /* monotonic seconds */
 
@@ -57,16 +67,30 @@ typedef struct wio_config {
     int bind_all;                  /* WAITIO_BIND_ALL: listen on every interface */
     double finalize_timeout;       /* seconds */
     double peer_timeout;           /* seconds of silence before a peer is declared dead */
+    int transports_set;            /* WAITIO_TRANSPORTS was given (it wins over COMM_TYPE) */
+    int master_set;                /* WAITIO_MASTER_HOST was given */
+    int comm_type;                 /* WAITIO_COMM_TYPE: WIO_COMM_* */
+    char scratch_dir[2048];        /* WAITIO_SCRATCH_DIR: the shared directory of file mode */
+    char job_id[128];              /* WAITIO_JOB_ID, else COUPLER_JOB_ID ("" = derived) */
+    size_t maxfile;                /* WAITIO_MAXFILE_SIZE_PER_PROC: unconsumed bytes per stream */
+    size_t hybrid_threshold;       /* WAITIO_HYBRID_THRESHOLD: hybrid's large-message size */
+    double file_poll_max;          /* seconds between looks at a quiet file stream, at most */
+    int file_fsync;                /* WAITIO_FILE_FSYNC: fsync each segment before publishing */
     long max_connections;          /* 0: auto (from the descriptor limit) */
     int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
     int npb_explicit;              /* WAITIO_NPB was set (WAITIO_NPB=1: a deliberate single PB) */
     int job;                       /* one-job MPMD launch: layout, key and table from MPI */
 } wio_config;
 
+enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2 };
+
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
 /* How many of the instance variables (WAITIO_NPB, _PBID, _MASTER_HOST, _MASTER_PORT,
  * _RENDEZVOUS) are set. */
 int wio_config_instance_vars_set(void);
+/* Connections a process keeps open (WAITIO_MAX_CONNECTIONS; 0 there: from the descriptor
+ * limit, keeping some for the program; 0 here: no cap). */
+uint32_t wio_config_max_conns(const wio_config *c);
 /* The eager credit granted to each peer once the number of peers is known. */
 size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers);
 /* Parses a size with optional K/M/G suffix; returns -1 on malformed input. */

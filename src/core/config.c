@@ -6,14 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "common.h"
 #include "frame.h"
-#include "transport/shm.h"
+#include "transport/shm_ring.h"
 
 #define DEFAULT_MASTER_PORT 27182
 #define DEFAULT_EAGER_LIMIT (256u << 10)
 #define DEFAULT_CHUNK_SIZE (512u << 10)
 #define DEFAULT_UNEXPECTED_MAX ((size_t)256 << 20)
+#define DEFAULT_MAXFILE ((size_t)64 << 20)
+#define DEFAULT_HYBRID_THRESHOLD 524288 /* the original's */
 
 int wio_parse_size(const char *s, size_t *out)
 {
@@ -133,6 +136,64 @@ static int env_string(const char *name, char *dst, size_t cap, const char *dflt)
     return 0;
 }
 
+/* The original's file and hybrid modes (SPEC §6): WAITIO_COMM_TYPE and its companions, with
+ * the misspelling WAITIO_HYBRID_THRESHOULD that real job scripts use. */
+static int load_file_mode(wio_config *c)
+{
+    const char *v = getenv("WAITIO_COMM_TYPE");
+    int rc;
+    c->comm_type = WIO_COMM_SOCKET;
+    if (v && *v) {
+        if (strcmp(v, "socket") == 0)
+            c->comm_type = WIO_COMM_SOCKET;
+        else if (strcmp(v, "file") == 0)
+            c->comm_type = WIO_COMM_FILE;
+        else if (strcmp(v, "hybrid") == 0)
+            c->comm_type = WIO_COMM_HYBRID;
+        else
+            return wio_fail(WAITIO_ERR_ENV, "WAITIO_COMM_TYPE='%s' is not socket, file or hybrid", v);
+    }
+    c->maxfile = DEFAULT_MAXFILE;
+    c->hybrid_threshold = DEFAULT_HYBRID_THRESHOLD;
+    c->file_poll_max = 0.01;
+    const char *thr = getenv("WAITIO_HYBRID_THRESHOLD") && *getenv("WAITIO_HYBRID_THRESHOLD")
+                          ? "WAITIO_HYBRID_THRESHOLD" : "WAITIO_HYBRID_THRESHOULD";
+    double poll_ms = c->file_poll_max * 1e3;
+    if ((rc = env_string("WAITIO_SCRATCH_DIR", c->scratch_dir, sizeof c->scratch_dir, "")) ||
+        (rc = env_size("WAITIO_MAXFILE_SIZE_PER_PROC", 4096, (size_t)1 << 40, &c->maxfile)) ||
+        (rc = env_size(thr, 1, (size_t)1 << 40, &c->hybrid_threshold)) ||
+        (rc = env_double("WAITIO_FILE_POLL_MS", 0.01, 10000, &poll_ms)) ||
+        (rc = env_int("WAITIO_FILE_FSYNC", 0, 1, &c->file_fsync, NULL)))
+        return rc;
+    c->file_poll_max = poll_ms * 1e-3;
+    const char *job = getenv("WAITIO_JOB_ID");
+    if (!job || !*job)
+        job = getenv("COUPLER_JOB_ID");
+    if (job && *job) {
+        if (strlen(job) >= sizeof c->job_id || strchr(job, '/') || strcmp(job, ".") == 0 || strcmp(job, "..") == 0)
+            return wio_fail(WAITIO_ERR_ENV, "the job id '%s' (WAITIO_JOB_ID or COUPLER_JOB_ID) must be a "
+                            "file name of at most %zu characters", job, sizeof c->job_id - 1);
+        memcpy(c->job_id, job, strlen(job) + 1);
+    }
+    return 0;
+}
+
+/* WAITIO_TRANSPORTS wins; else WAITIO_COMM_TYPE picks: socket = shm,tcp; file = file; hybrid =
+ * shm,tcp for the messages and file for large messages' data. */
+static int choose_transports(wio_config *c)
+{
+    const char *v = getenv("WAITIO_TRANSPORTS");
+    c->transports_set = v && *v;
+    if (c->transports_set)
+        return env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "");
+    const char *list = c->comm_type == WIO_COMM_FILE ? "file" : "shm,tcp";
+    memcpy(c->transports, list, strlen(list) + 1);
+    if (c->comm_type != WIO_COMM_SOCKET && !c->scratch_dir[0])
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_COMM_TYPE=%s needs WAITIO_SCRATCH_DIR, the directory "
+                        "shared by all PBs", c->comm_type == WIO_COMM_FILE ? "file" : "hybrid");
+    return 0;
+}
+
 /* PB-local rank/size: WaitIO's own variables first, then the launchers' (SPEC §3). */
 static int load_local_rank(wio_config *c)
 {
@@ -184,6 +245,7 @@ int wio_config_load(wio_config *c)
 {
     int rc;
     memset(c, 0, sizeof *c);
+    c->master_set = getenv("WAITIO_MASTER_HOST") && *getenv("WAITIO_MASTER_HOST");
     c->npb = 1;
     c->master_port = DEFAULT_MASTER_PORT;
     c->eager_limit = DEFAULT_EAGER_LIMIT;
@@ -205,7 +267,7 @@ int wio_config_load(wio_config *c)
         (rc = env_string("WAITIO_MASTER_HOST", c->master_host, sizeof c->master_host, "127.0.0.1")) ||
         (rc = env_string("WAITIO_RENDEZVOUS", c->rendezvous, sizeof c->rendezvous, "")) ||
         (rc = env_string("WAITIO_IFACE", c->iface, sizeof c->iface, "")) ||
-        (rc = env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "shm,tcp")) ||
+        (rc = load_file_mode(c)) || (rc = choose_transports(c)) ||
         (rc = env_size("WAITIO_SHM_RING", WIO_SHM_RING_MIN, WIO_SHM_RING_MAX, &c->shm_ring)) ||
         (rc = env_size("WAITIO_EAGER_LIMIT", 0, WIO_EAGER_HARD_MAX, &c->eager_limit)) ||
         (rc = env_size("WAITIO_CHUNK_SIZE", 4096, WIO_CHUNK_HARD_MAX, &c->chunk_size)) ||
@@ -219,6 +281,7 @@ int wio_config_load(wio_config *c)
         (rc = env_int("WAITIO_BIND_ALL", 0, 1, &c->bind_all, NULL)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
+
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
         (rc = env_auto_bool("WAITIO_SINGLE_COPY", &c->single_copy)) ||
         (rc = load_local_rank(c)))
@@ -228,6 +291,16 @@ int wio_config_load(wio_config *c)
     if (c->pbid >= c->npb)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_PBID=%d is not below WAITIO_NPB=%d", c->pbid, c->npb);
     return 0;
+}
+
+uint32_t wio_config_max_conns(const wio_config *c)
+{
+    uint32_t n = (uint32_t)c->max_connections;
+    struct rlimit rl;
+    if (!n && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        /* keep some for the program */
+        n = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : rl.rlim_cur > 16 ? (uint32_t)(rl.rlim_cur / 2) : 8;
+    return n;
 }
 
 size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers)

@@ -12,21 +12,80 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/engine.h"
-#include "transport/tcp.h"
-#include "transport/shm.h"
 
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
 #define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
 #define RECONNECT_DELAY 2.0
+#define DROP_RETRIES 5        /* reconnects after the peer dropped our connect in its handshake */
+#define DROP_RETRY_DELAY 0.05 /* the first one's delay, doubling */
 
 wio_engine *wio_engine_current;
 
-static const wio_transport_ops *const transport_table[] = {&wio_transport_tcp};
-
 static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why);
-static int on_local_peer(void *ctx, uint32_t peer_id);
-static int reachable(const wio_engine *e, uint32_t peer_id);
 static void make_room(wio_engine *e, const wio_peer *keep);
+
+/* ------------------------------------------------------------------------------------ */
+/* links: a peer's connections, through the transports' ops only                         */
+
+static void link_init(wio_link *l, wio_peer *p, int bulk)
+{
+    l->peer = p;
+    l->bulk = bulk;
+}
+
+static void link_send(wio_link *l, wio_send_item *it) { l->tp->ops->send(l->conn, it); }
+
+static int link_idle(const wio_link *l) { return !l->conn || l->tp->ops->conn_idle(l->conn); }
+
+static const char *link_desc(const wio_link *l) { return l->conn ? l->tp->ops->conn_desc(l->conn) : "-"; }
+
+/* Closes the link's connection now (no closed callback follows). */
+static void link_close(wio_link *l, int err)
+{
+    if (!l->conn)
+        return;
+    void *c = l->conn;
+    l->conn = NULL;
+    l->tp->ops->conn_close(c, err);
+}
+
+/* Our connection lost a simultaneous connect: the transport winds it down quietly. */
+static void link_abandon(wio_link *l)
+{
+    void *c = l->conn;
+    l->conn = NULL;
+    if (c)
+        l->tp->ops->conn_abandon(c);
+}
+
+static void link_shutdown(wio_link *l)
+{
+    if (l->conn)
+        l->tp->ops->conn_shutdown(l->conn);
+}
+
+/* The first transport, in WAITIO_TRANSPORTS order, that reaches the peer and was not tried yet
+ * for this connect (a transport whose connect failed falls through to the next). */
+static const wio_tp_slot *link_choose(const wio_engine *e, const wio_link *l)
+{
+    if (l->bulk)
+        return e->bulk_tp >= 0 && !(l->tried & (1u << e->bulk_tp)) &&
+                       e->tps[e->bulk_tp].ops->reachable(e->tps[e->bulk_tp].ctx, l->peer->id)
+                   ? &e->tps[e->bulk_tp]
+                   : NULL;
+    for (int i = 0; i < e->ntps; i++)
+        if (i != e->bulk_tp && !(l->tried & (1u << i)) && e->tps[i].ops->reachable(e->tps[i].ctx, l->peer->id))
+            return &e->tps[i];
+    return NULL;
+}
+
+static int link_reachable(const wio_engine *e, uint32_t peer_id)
+{
+    for (int i = 0; i < e->ntps; i++)
+        if (i != e->bulk_tp && e->tps[i].ops->reachable(e->tps[i].ctx, peer_id))
+            return 1;
+    return 0;
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* peers                                                                                */
@@ -38,10 +97,13 @@ wio_peer *wio_engine_peer(wio_engine *e, uint32_t id)
     wio_peer *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
+    p->engine = e;
     p->id = id;
     p->state = WIO_PEER_IDLE;
-    p->t = transport_table[0];
+    link_init(&p->main, p, 0);
+    link_init(&p->bulk, p, 1);
     wio_list_init(&p->pending);
+    wio_list_init(&p->bulk_pending);
     wio_list_init(&p->held);
     p->credit_item.owner = p;
     p->bye_item.owner = p;
@@ -49,18 +111,97 @@ wio_peer *wio_engine_peer(wio_engine *e, uint32_t id)
     return p;
 }
 
+/* Opens the main link with the best transport not tried yet; -1 if none is left. */
+static int link_connect(wio_engine *e, wio_link *l)
+{
+    const wio_tp_slot *tp;
+    while ((tp = link_choose(e, l))) {
+        l->tried |= 1u << (unsigned)(tp - e->tps);
+        void *conn = NULL;
+        if (tp->ops->connect(tp->ctx, l->peer->id, l->bulk ? WIO_TPC_BULK : 0, l, &conn) == 0) {
+            l->tp = tp;
+            l->conn = conn;
+            l->outgoing = 1;
+            return 0;
+        }
+        wio_debug("connect to process %u over %s failed: %s", (unsigned)l->peer->id, tp->ops->name,
+                  waitio_error_message());
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* hybrid: large messages' DATA through the bulk transport, everything else on the main link */
+
+static void peer_queue(wio_engine *e, wio_peer *p, wio_send_item *it);
+static int peer_gone(const wio_peer *p);
+
+/* The bulk transport cannot reach the peer: its DATA goes on the main link after all. */
+static void bulk_fall_back(wio_engine *e, wio_peer *p)
+{
+    while (!wio_list_empty(&p->bulk_pending)) {
+        wio_send_item *it = WIO_CONTAINER_OF(p->bulk_pending.next, wio_send_item, link);
+        wio_list_remove(&it->link);
+        peer_queue(e, p, it);
+    }
+}
+
+static void bulk_queue(wio_engine *e, wio_peer *p, wio_send_item *it)
+{
+    wio_link *l = &p->bulk;
+    if (l->conn && l->open) {
+        e->frames_out++;
+        link_send(l, it);
+        return;
+    }
+    wio_list_insert_tail(&p->bulk_pending, &it->link);
+    if (l->conn)
+        return;
+    l->tried = 0;
+    if (link_connect(e, l) != 0) {
+        wio_info("no bulk connection to process %u (%s); its large messages stay on %s",
+                 (unsigned)p->id, waitio_error_message(), p->main.tp ? p->main.tp->ops->name : "the main link");
+        bulk_fall_back(e, p);
+    }
+}
+
+static void bulk_opened(wio_engine *e, wio_peer *p)
+{
+    wio_link *l = &p->bulk;
+    l->open = 1;
+    wio_debug("bulk connection to process %u open (%s)", (unsigned)p->id, link_desc(l));
+    while (!wio_list_empty(&p->bulk_pending) && l->conn) {
+        wio_send_item *it = WIO_CONTAINER_OF(p->bulk_pending.next, wio_send_item, link);
+        wio_list_remove(&it->link);
+        e->frames_out++;
+        link_send(l, it);
+    }
+}
+
+/* Items that were on the bulk connection completed with the error (their requests fail); the
+ * end of a bulk connection alone does not fail the peer: its main link says whether it lives. */
+static void bulk_closed(wio_engine *e, wio_peer *p, int err, const char *why, int rejected)
+{
+    p->bulk.open = 0;
+    if (rejected == WIO_TP_REJECTED || peer_gone(p))
+        return; /* the peer's own bulk connection wins and opens; or nothing more goes out */
+    wio_debug("bulk connection to process %u closed (%s: %s)", (unsigned)p->id, waitio_strerror(err), why);
+    if (!wio_list_empty(&p->bulk_pending))
+        bulk_fall_back(e, p);
+}
+
 static void peer_connect(wio_engine *e, wio_peer *p)
 {
-    if (!reachable(e, p->id)) {
-        peer_fail(e, p, WAITIO_ERR_UNREACHABLE, "on another host, and WAITIO_TRANSPORTS excludes tcp");
+    if (!link_reachable(e, p->id)) {
+        peer_fail(e, p, WAITIO_ERR_UNREACHABLE, "no transport of WAITIO_TRANSPORTS reaches it "
+                  "(on another host, without tcp?)");
         return;
     }
     make_room(e, p);
     p->state = WIO_PEER_CONNECTING;
     p->connect_retry_at = 0;
-    int rc = p->t->connect(e, p);
-    p->outgoing = rc == 0;
-    if (rc)
+    p->main.tried = 0;
+    if (link_connect(e, &p->main) != 0)
         peer_fail(e, p, WAITIO_ERR_PEER, waitio_error_message());
 }
 
@@ -79,7 +220,7 @@ static void peer_queue(wio_engine *e, wio_peer *p, wio_send_item *it)
     p->last_used = ++e->use_tick;
     if (p->state == WIO_PEER_OPEN) {
         e->frames_out++;
-        p->t->send(e, p, it);
+        link_send(&p->main, it);
         return;
     }
     /* while an idle connection closes, new traffic waits and reconnects afterwards */
@@ -159,20 +300,15 @@ static void cts_done(wio_send_item *it, int err)
     wio_req_impl *r = it->owner;
     if (err || r->cts_trunc)
         wio_req_complete(r, err ? err : WAITIO_ERR_TRUNCATE);
-    else if (r->msg_len == 0 || r->cma_done)
+    else if (r->msg_len == 0 || r->rdv_done)
         wio_req_complete(r, 0);
 }
 
-/* A large message to a process of this host may be read in place by the receiver (cma.c): the
- * RTS then carries where it is. WAITIO_TRANSPORTS=tcp keeps every byte on the socket path. */
-static int offer_single_copy(const wio_engine *e, const wio_peer *p, const wio_req_impl *r)
-{
-    return e->single_copy && e->use_shm && r->msg_len > 0 && p->cma_token != 0 &&
-           on_local_peer((void *)e, p->id);
-}
-
+/* A large message may be read in place by the receiver when the peer's transport can (shm's
+ * single copy): the RTS then carries the transport's descriptor of the buffer. */
 static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
+    (void)e;
     r->state = WIO_RS_SEND_RTS;
     r->item.h.type = WIO_FT_RTS;
     r->item.h.id = wio_req_id(r);
@@ -180,15 +316,14 @@ static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
     r->item.h.flags = 0;
     r->item.total = 0;
     r->item.done = send_rts_done;
-    r->cma_offered = (uint8_t)offer_single_copy(e, p, r);
-    if (r->cma_offered) {
-        /* our pid and where our probe token is, until the peer has proven them; then the
-         * address alone (it reads from the pid it pinned) */
-        wio_cma_desc d = {.full = !p->cma_confirmed, .pid = e->pid, .addr = (uintptr_t)r->buf,
-                          .probe_addr = (uintptr_t)&p->cma_token};
+    const wio_link *l = &p->main;
+    size_t n = r->msg_len > 0 && l->tp->ops->rdv_pack ? l->tp->ops->rdv_pack(l->conn, r->buf, r->msg_len, r->rdv_wire) : 0;
+    r->rdv_offered = n > 0;
+    r->rdv_len = (uint8_t)n;
+    if (n) {
         r->item.h.flags = WIO_FF_CMA;
-        r->item.payload = r->cma_wire;
-        r->item.total = wio_cma_encode(&d, r->cma_wire);
+        r->item.payload = r->rdv_wire;
+        r->item.total = n;
     }
 }
 
@@ -220,11 +355,18 @@ static int choose_protocol(wio_engine *e, wio_peer *p, wio_req_impl *r)
 static void send_or_hold(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
     if (!wio_list_empty(&p->held) || choose_protocol(e, p, r) != 0) {
+        /* held: tentatively eager until credit decides (release_held), so that a peer that
+         * fails meanwhile completes it like any queued message (drop_pending calls done) */
+        r->state = WIO_RS_SEND_EAGER;
+        r->item.h.type = WIO_FT_EAGER;
+        r->item.payload = r->buf;
+        r->item.total = r->msg_len;
+        r->item.done = send_eager_done;
         wio_list_insert_tail(&p->held, &r->item.link);
         return;
     }
     e->frames_out++;
-    p->t->send(e, p, &r->item);
+    link_send(&p->main, &r->item);
 }
 
 /* Credit came back: release held messages in order while it lasts. */
@@ -236,7 +378,7 @@ static void release_held(wio_engine *e, wio_peer *p)
             return;
         wio_list_remove(&it->link);
         e->frames_out++;
-        p->t->send(e, p, it);
+        link_send(&p->main, it);
     }
 }
 
@@ -247,7 +389,7 @@ static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sende
     it->h.type = WIO_FT_CTS;
     it->h.id = sender_id;
     it->h.aux = wio_req_id(r);
-    it->h.flags = (uint16_t)((trunc ? WIO_FF_TRUNC : 0) | (r->cma_done ? WIO_FF_CMA : 0));
+    it->h.flags = (uint16_t)((trunc ? WIO_FF_TRUNC : 0) | (r->rdv_done ? WIO_FF_CMA : 0));
     it->total = 0;
     it->chunk = 0;
     it->done = cts_done;
@@ -258,81 +400,24 @@ static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sende
     peer_queue(e, p, it);
 }
 
-static void cma_refuse_once(wio_peer *p, const char *fmt, unsigned long long a, unsigned long long b)
+/* Reads the message straight from the sender's buffer through the transport (shm's single
+ * copy); on failure the CTS asks for DATA frames as usual, which overwrite whatever part was
+ * copied. */
+static void read_in_place(wio_engine *e, wio_peer *p, wio_req_impl *r, const uint8_t *desc, size_t desc_len)
 {
-    if (p->cma_warned)
+    const wio_link *l = &p->main;
+    if (!l->conn || !l->tp->ops->rdv_get || l->tp->ops->rdv_get(l->conn, desc, desc_len, r->buf, r->msg_len) != 0)
         return;
-    p->cma_warned = 1;
-    char what[200];
-    snprintf(what, sizeof what, fmt, a, b);
-    wio_warn("single copy from process %u refused: %s; its data moves through the copy path",
-             (unsigned)p->id, what);
-}
-
-/* Whether the message that descriptor d describes may be read from p's memory. The first full
- * descriptor on a connection is proven: the probe token of this connection must be at the
- * probe address in that pid (else the pid is not the sender: another pid namespace, or a
- * descriptor naming someone else), and the process must run as our user. Its pid is then
- * pinned for the peer: a descriptor naming another pid is refused (that message moves through
- * the copy path). A kernel refusal (ptrace rules, seccomp) turns single copy off for good. */
-static int single_copy_usable(wio_engine *e, wio_peer *p, const wio_cma_desc *d)
-{
-    if (!e->single_copy || p->cma_state == WIO_CMA_OFF || !on_local_peer(e, p->id))
-        return 0;
-    if (!d->full)
-        return p->cma_state == WIO_CMA_OK;
-    if (p->cma_pid && d->pid != p->cma_pid) {
-        cma_refuse_once(p, "a descriptor names pid %llu, but pid %llu was proven for it",
-                        (unsigned long long)d->pid, (unsigned long long)p->cma_pid);
-        return 0;
-    }
-    if (p->cma_state == WIO_CMA_OK) {
-        if (d->probe_addr == p->cma_probe_addr)
-            return 1;
-        cma_refuse_once(p, "a descriptor moves its probe (0x%llx, proven at 0x%llx)",
-                        (unsigned long long)d->probe_addr, (unsigned long long)p->cma_probe_addr);
-        return 0;
-    }
-    int err = wio_cma_read(d->pid, d->probe_addr, p->cma_token, 0, NULL, 0);
-    unsigned uid = 0;
-    if (!err && (err = wio_cma_same_user(d->pid, &uid)) == EPERM)
-        cma_refuse_once(p, "its pid %llu runs as uid %llu, not as ours", (unsigned long long)d->pid, uid);
-    if (err) {
-        p->cma_state = WIO_CMA_OFF;
-        wio_debug("single copy from process %u unavailable (%s); its data moves through the ring",
-                  (unsigned)p->id, err == ESTALE ? "its pid names another process here" : strerror(err));
-        return 0;
-    }
-    p->cma_state = WIO_CMA_OK;
-    p->cma_pid = d->pid;
-    p->cma_probe_addr = d->probe_addr;
-    return 1;
-}
-
-/* Reads the message straight from the sender's buffer, in the pinned process (the probe is
- * read again in the same call); on failure the CTS asks for DATA frames as usual, which
- * overwrite whatever part was copied before the receive completes. */
-static void single_copy(wio_engine *e, wio_peer *p, wio_req_impl *r, const wio_cma_desc *d)
-{
-    if (!single_copy_usable(e, p, d))
-        return;
-    int err = wio_cma_read(p->cma_pid, p->cma_probe_addr, p->cma_token, d->addr, r->buf, r->msg_len);
-    if (err) {
-        p->cma_state = WIO_CMA_OFF;
-        wio_debug("single copy of %zu bytes from process %u failed (%s); falling back to the ring",
-                  r->msg_len, (unsigned)p->id, strerror(err));
-        return;
-    }
     r->received = r->msg_len;
-    r->cma_done = 1;
+    r->rdv_done = 1;
     e->single_copies++;
     e->single_copy_bytes += r->msg_len;
 }
 
-/* A receive matched an RTS (at arrival or from the unexpected queue); cma is the sender's
- * single-copy descriptor or NULL. */
+/* A receive matched an RTS (at arrival or from the unexpected queue); desc is the sender's
+ * direct-read descriptor (desc_len 0: none). */
 static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t len,
-                             uint64_t sender_id, const wio_cma_desc *cma)
+                             uint64_t sender_id, const uint8_t *desc, size_t desc_len)
 {
     r->msg_len = len;
     r->status.len = len;
@@ -343,8 +428,8 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
         send_cts(e, p, r, sender_id, 1);
         return;
     }
-    if (cma && len > 0)
-        single_copy(e, p, r, cma);
+    if (desc_len && len > 0)
+        read_in_place(e, p, r, desc, desc_len);
     send_cts(e, p, r, sender_id, 0);
 }
 
@@ -362,9 +447,9 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
 /* Nothing of ours or of the peer's is in flight on p's connection. */
 static int peer_idle(wio_engine *e, const wio_peer *p)
 {
-    if (p->state != WIO_PEER_OPEN || !p->tconn || !wio_tcp_conn_idle(p->tconn) ||
+    if (p->state != WIO_PEER_OPEN || !p->main.conn || !link_idle(&p->main) || !link_idle(&p->bulk) ||
         !wio_list_empty(&p->pending) || !wio_list_empty(&p->held) || p->credit_item_busy ||
-        p->rx_req || p->rx_unexp)
+        p->main.rx_req || p->main.rx_unexp || p->bulk.rx_req)
         return 0;
     for (uint32_t i = 0; i < e->nreqs; i++) {
         const wio_req_impl *r = e->reqs[i];
@@ -388,7 +473,7 @@ static void send_idle_close(wio_engine *e, wio_peer *p, uint16_t flags, void (*d
     it->done = done;
     it->owner = p;
     e->frames_out++;
-    p->t->send(e, p, it);
+    link_send(&p->main, it);
 }
 
 static void ignore_done(wio_send_item *it, int err) { (void)it; (void)err; }
@@ -397,13 +482,14 @@ static void ignore_done(wio_send_item *it, int err) { (void)it; (void)err; }
 static void ack_done(wio_send_item *it, int err)
 {
     wio_peer *p = it->owner;
-    if (!err && wio_engine_current && p->tconn)
-        p->t->shutdown_peer(wio_engine_current, p);
+    if (!err)
+        link_shutdown(&p->main);
 }
 
 /* The old connection is gone: queued traffic reconnects. */
 static void idle_close_finished(wio_engine *e, wio_peer *p)
 {
+    WIO_ASSERT(p->state == WIO_PEER_IDLE_CLOSING);
     p->state = WIO_PEER_IDLE;
     p->idle_closed = 1;
     p->idle_closed_at = wio_now();
@@ -415,8 +501,7 @@ static void idle_close_finished(wio_engine *e, wio_peer *p)
 
 static void close_now(wio_engine *e, wio_peer *p)
 {
-    if (p->tconn)
-        p->t->close_peer(e, p, WAITIO_ERR_PEER);
+    link_close(&p->main, WAITIO_ERR_PEER);
     idle_close_finished(e, p);
 }
 
@@ -431,7 +516,7 @@ static void reopen_after_nack(wio_engine *e, wio_peer *p)
             continue;
         }
         e->frames_out++;
-        p->t->send(e, p, it);
+        link_send(&p->main, it);
     }
 }
 
@@ -475,7 +560,7 @@ static uint32_t staying_connections(const wio_engine *e)
     uint32_t n = 0;
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         const wio_peer *p = e->peers[i];
-        n += p && p->tconn && p->state != WIO_PEER_IDLE_CLOSING;
+        n += p && p->main.conn && p->state != WIO_PEER_IDLE_CLOSING;
     }
     return n;
 }
@@ -519,58 +604,96 @@ static void enforce_connection_cap(wio_engine *e)
 /* ------------------------------------------------------------------------------------ */
 /* connection handler                                                                   */
 
-static int on_incoming(void *ctx, wio_conn *c, uint32_t peer_id)
+static const char *peer_state_name(int state)
 {
-    wio_engine *e = ctx;
-    if (peer_id >= e->nprocs_total || peer_id == e->my_id || !reachable(e, peer_id))
-        return -1;
-    wio_peer *p = wio_engine_peer(e, peer_id);
-    if (!p || peer_gone(p))
-        return -1;
-    if (p->state == WIO_PEER_OPEN)
-        return -2;
-    if (p->state == WIO_PEER_IDLE_CLOSING)
-        return 1; /* our old connection still drains: the peer retries or we connect */
-    if (p->state == WIO_PEER_CONNECTING && p->tconn) {
-        if (!p->outgoing)
-            return -2;                      /* a second incoming connection */
-        if (e->my_id < peer_id)
-            return 1;                       /* our connection wins; the peer drops its own */
-        wio_conn *ours = p->tconn;          /* theirs wins: drop ours, keep the pending items */
-        wio_tcp_conn_set_user(ours, NULL);
-        wio_tcp_conn_close(ours, WAITIO_ERR_PEER);
-    }
-    make_room(e, p);
-    p->state = WIO_PEER_CONNECTING;
-    p->tconn = c;
-    p->outgoing = 0;
-    wio_tcp_conn_set_user(c, p);
-    return 0;
+    static const char *const names[] = {"idle", "connecting", "open", "closing", "idle-closing", "failed"};
+    return state >= 0 && state <= WIO_PEER_FAILED ? names[state] : "?";
 }
 
-static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
+/* Our connection that lost a simultaneous connect was accepted by the peer after all (it decided
+ * after the connection we kept had gone, e.g. closed for the cap): the peer has bound it, so it
+ * becomes ours again, replacing whatever we have in progress. */
+static int adopt_abandoned(wio_engine *e, wio_peer *p, wio_link *l, const wio_tp_slot *tp, void *conn, void **user)
 {
-    wio_engine *e = ctx;
-    wio_peer *p = wio_tcp_conn_user(c);
-    if (!p)
+    if (l->bulk ? l->open : (p->state == WIO_PEER_OPEN || p->state == WIO_PEER_IDLE_CLOSING))
+        return WIO_TP_REFUSE;
+    if (l->conn)
+        link_abandon(l);
+    if (!l->bulk) {
+        make_room(e, p);
+        p->state = WIO_PEER_CONNECTING;
+    }
+    l->tp = tp;
+    l->conn = conn;
+    l->outgoing = 1;
+    *user = l;
+    return WIO_TP_ACCEPT;
+}
+
+static int on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned flags, void **user)
+{
+    const wio_tp_slot *tp = ctx;
+    wio_engine *e = tp->engine;
+    if (peer_id >= e->nprocs_total || peer_id == e->my_id)
+        return WIO_TP_REFUSE;
+    wio_peer *p = wio_engine_peer(e, peer_id);
+    if (!p || peer_gone(p))
+        return WIO_TP_REFUSE;
+    wio_link *l = (flags & WIO_TPC_BULK) ? &p->bulk : &p->main;
+    wio_debug("%s connection %s process %u over %s: peer %s, ours %s",
+              (flags & WIO_TPC_ADOPT) ? "abandoned" : "incoming", (flags & WIO_TPC_ADOPT) ? "accepted by" : "from",
+              (unsigned)peer_id, tp->ops->name, peer_state_name(p->state),
+              l->conn ? (l->outgoing ? "outgoing" : "incoming") : "none");
+    if (flags & WIO_TPC_ADOPT)
+        return adopt_abandoned(e, p, l, tp, conn, user);
+    if (!l->bulk) {
+        if (p->state == WIO_PEER_OPEN)
+            return WIO_TP_DUPLICATE;
+        if (p->state == WIO_PEER_IDLE_CLOSING)
+            return WIO_TP_REJECT; /* our old connection still drains: the peer retries or we connect */
+    }
+    if (l->conn) {
+        if (!l->outgoing)
+            return WIO_TP_DUPLICATE;        /* a second incoming connection */
+        if (e->my_id < peer_id)
+            return WIO_TP_REJECT;           /* our connection wins; the peer drops its own */
+        link_abandon(l);                    /* theirs wins: drop ours, keep the pending items */
+    }
+    if (!l->bulk) {
+        make_room(e, p);
+        p->state = WIO_PEER_CONNECTING;
+    }
+    l->tp = tp;
+    l->conn = conn;
+    l->outgoing = 0;
+    *user = l;
+    return WIO_TP_ACCEPT;
+}
+
+static void on_opened(void *ctx, void *user, const wio_peer_hello *hello)
+{
+    (void)ctx;
+    wio_link *l = user;
+    wio_peer *p = l->peer;
+    wio_engine *e = p->engine;
+    WIO_ASSERT(l->conn && (l->bulk || p->state == WIO_PEER_CONNECTING));
+    l->drops = 0;
+    if (l->bulk) {
+        bulk_opened(e, p);
         return;
+    }
     p->state = WIO_PEER_OPEN;
     p->eager_limit = (uint32_t)(hello->eager_limit < e->cfg.eager_limit ? hello->eager_limit
                                                                       : e->cfg.eager_limit);
+    if (e->bulk_tp >= 0 && p->eager_limit >= e->bulk_threshold)
+        p->eager_limit = (uint32_t)(e->bulk_threshold ? e->bulk_threshold - 1 : 0);
     /* After an idle close both sides keep counting where they were: every frame of the old
      * connection, with the credit it carried, was read before it closed. */
     if (!p->idle_closed) {
         p->send_credit = hello->eager_credit;
         p->recv_credit = (int64_t)e->eager_credit;
     }
-    /* single copy is proven again on each connection, with its own probe token */
-    uint8_t secret[WIO_PROOF_LEN];
-    wio_tcp_conn_secret(c, WIO_AUTH_CMA, secret);
-    p->cma_token = wio_get_le64(secret);
-    p->cma_confirmed = 0;
-    if (p->cma_state == WIO_CMA_OK)
-        p->cma_state = WIO_CMA_UNKNOWN;
-    wio_debug("connection to process %u open (%s)", (unsigned)p->id, wio_tcp_conn_desc(c));
+    wio_debug("connection to process %u open (%s)", (unsigned)p->id, link_desc(l));
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
         wio_list_remove(&it->link);
@@ -579,23 +702,22 @@ static void on_opened(void *ctx, wio_conn *c, const wio_peer_hello *hello)
             continue;
         }
         e->frames_out++;
-        p->t->send(e, p, it);
+        link_send(&p->main, it);
     }
 }
 
-static uint32_t on_take_credit(void *ctx, wio_conn *c)
+static uint32_t on_take_credit(void *ctx, void *user)
 {
     (void)ctx;
-    wio_peer *p = wio_tcp_conn_user(c);
-    if (!p)
-        return 0;
+    wio_peer *p = ((wio_link *)user)->peer;
     uint32_t v = p->credit_owed;
     p->credit_owed = 0;
     return v;
 }
 
-static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t **dest)
+static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
 {
+    wio_peer *p = l->peer;
     int64_t cost = (int64_t)h->len + EAGER_OVERHEAD;
     if (h->len > e->cfg.eager_limit || cost > p->recv_credit) {
         wio_warn("process %u exceeded its eager limit or credit", (unsigned)p->id);
@@ -611,7 +733,7 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
             r->status.error = WAITIO_ERR_TRUNCATE;
         else
             *dest = r->buf;
-        p->rx_req = r;
+        l->rx_req = r;
         return 0;
     }
     wio_unexp *ux = calloc(1, sizeof *ux);
@@ -632,44 +754,38 @@ static int begin_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8
     e->unexpected_bytes += h->len;
     wio_list_insert_tail(&e->unexpected, &ux->link);
     *dest = data;
-    p->rx_unexp = ux;
+    l->rx_unexp = ux;
     return 0;
 }
 
-/* An RTS costs RTS_COST of credit; its optional payload is the single-copy descriptor, so it is
- * matched once that has arrived (rts_arrived). */
-static int begin_rts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t **dest)
+/* An RTS costs RTS_COST of credit; its optional payload is the transport's direct-read
+ * descriptor, so it is matched once that has arrived (rts_arrived). */
+static int begin_rts(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)e;
+    wio_peer *p = l->peer;
     if (p->recv_credit < RTS_COST) {
         wio_warn("process %u sent a rendezvous request without credit", (unsigned)p->id);
         return -1;
     }
-    int with_cma = (h->flags & WIO_FF_CMA) != 0;
-    if ((with_cma ? h->len != WIO_CMA_DESC_FULL && h->len != WIO_CMA_DESC_SHORT : h->len != 0) ||
-        (with_cma && h->aux == 0)) {
+    int with_desc = (h->flags & WIO_FF_CMA) != 0;
+    if ((with_desc ? (h->len == 0 || h->len > WIO_RDV_DESC_MAX || h->aux == 0) : h->len != 0)) {
         wio_warn("process %u sent a malformed rendezvous request", (unsigned)p->id);
         return -1;
     }
     p->recv_credit -= RTS_COST;
-    *dest = with_cma ? p->rx_cma : NULL;
+    *dest = with_desc ? l->rx_rdv : NULL;
     return 0;
 }
 
-static int rts_arrived(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
 {
-    wio_cma_desc cma;
-    int with_cma = (h->flags & WIO_FF_CMA) != 0;
-    if (with_cma && (wio_cma_decode(p->rx_cma, h->len, &cma) != 0 ||
-                     (!cma.full && p->cma_state == WIO_CMA_UNKNOWN))) {
-        /* the address alone is sent only once we have proven the sender's pid */
-        wio_warn("process %u sent a single-copy descriptor that nothing here has proven", (unsigned)p->id);
-        return -1;
-    }
+    wio_peer *p = l->peer;
+    size_t desc_len = (h->flags & WIO_FF_CMA) ? (size_t)h->len : 0;
     wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
         release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
-        recv_matched_rts(e, p, r, h->aux, h->id, with_cma ? &cma : NULL);
+        recv_matched_rts(e, p, r, h->aux, h->id, l->rx_rdv, desc_len);
         return 0;
     }
     wio_unexp *ux = calloc(1, sizeof *ux);
@@ -682,15 +798,15 @@ static int rts_arrived(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
     ux->tag = h->tag;
     ux->len = h->aux;
     ux->remote_id = h->id;
-    ux->has_cma = with_cma;
-    if (with_cma)
-        ux->cma = cma;
+    ux->rdv_len = (uint8_t)desc_len;
+    memcpy(ux->rdv, l->rx_rdv, desc_len);
     wio_list_insert_tail(&e->unexpected, &ux->link);
     return 0;
 }
 
-static int begin_cts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+static int begin_cts(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
 {
+    wio_peer *p = l->peer;
     wio_req_impl *s = wio_req_lookup(e, h->id);
     if (!s || s->kind != WIO_REQ_SEND || s->state != WIO_RS_SEND_RTS || s->peer_id != p->id)
         return -1;
@@ -699,9 +815,8 @@ static int begin_cts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
         return 0;
     }
     if (h->flags & WIO_FF_CMA) { /* the receiver read the message from our buffer */
-        if (!s->cma_offered)
+        if (!s->rdv_offered)
             return -1;
-        p->cma_confirmed = 1; /* it proved our pid: later descriptors carry the address alone */
         wio_req_complete(s, 0);
         return 0;
     }
@@ -719,40 +834,49 @@ static int begin_cts(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
     it->chunk = e->cfg.chunk_size;
     it->offset = 0;
     it->done = send_data_done;
-    peer_queue(e, p, it);
+    if (e->bulk_tp >= 0 && s->msg_len >= e->bulk_threshold) {
+        e->rdv_bulk++;
+        bulk_queue(e, p, it);
+    } else {
+        e->rdv_main++;
+        peer_queue(e, p, it);
+    }
     return 0;
 }
 
-static int begin_data(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, uint8_t **dest)
+static int begin_data(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
 {
+    wio_peer *p = l->peer;
     wio_req_impl *r = wio_req_lookup(e, h->id);
     if (!r || r->kind != WIO_REQ_RECV || r->state != WIO_RS_RECV_RDV || r->peer_id != p->id ||
         r->cts_trunc || h->aux != r->received || h->len > r->msg_len - r->received || h->len == 0)
         return -1;
     *dest = r->buf + h->aux;
-    p->rx_req = r;
+    l->rx_req = r;
     return 0;
 }
 
-static int on_frame_begin(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest)
+static int on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
-    wio_engine *e = ctx;
-    wio_peer *p = wio_tcp_conn_user(c);
-    if (!p)
-        return -1;
+    (void)ctx;
+    wio_link *l = user;
+    wio_peer *p = l->peer;
+    wio_engine *e = p->engine;
     e->frames_in++;
     p->last_used = ++e->use_tick;
     p->send_credit += h->credit;
     if (h->credit && !wio_list_empty(&p->held))
         release_held(e, p);
-    p->rx_req = NULL;
-    p->rx_unexp = NULL;
+    l->rx_req = NULL;
+    l->rx_unexp = NULL;
     *dest = NULL;
+    if (l->bulk) /* a bulk connection carries rendezvous data, credit and its own end only */
+        return h->type == WIO_FT_DATA ? begin_data(e, l, h, dest) : h->type == WIO_FT_CREDIT ? 0 : -1;
     switch (h->type) {
-    case WIO_FT_EAGER: return begin_eager(e, p, h, dest);
-    case WIO_FT_RTS: return begin_rts(e, p, h, dest);
-    case WIO_FT_CTS: return begin_cts(e, p, h);
-    case WIO_FT_DATA: return begin_data(e, p, h, dest);
+    case WIO_FT_EAGER: return begin_eager(e, l, h, dest);
+    case WIO_FT_RTS: return begin_rts(e, l, h, dest);
+    case WIO_FT_CTS: return begin_cts(e, l, h);
+    case WIO_FT_DATA: return begin_data(e, l, h, dest);
     case WIO_FT_CREDIT:
     case WIO_FT_BYE:
     case WIO_FT_IDLE_CLOSE: return 0;
@@ -775,38 +899,38 @@ static void deliver_unexpected(wio_engine *e, wio_req_impl *r, wio_unexp *ux)
 
 static void peer_bye_received(wio_engine *e, wio_peer *p);
 
-static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
+static int on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
-    wio_engine *e = ctx;
-    wio_peer *p = wio_tcp_conn_user(c);
-    if (!p)
-        return -1;
+    (void)ctx;
+    wio_link *l = user;
+    wio_peer *p = l->peer;
+    wio_engine *e = p->engine;
     switch (h->type) {
     case WIO_FT_EAGER:
-        if (p->rx_req) {
+        if (l->rx_req) {
             release_credit(e, p->id, h->len);
-            wio_req_complete(p->rx_req, 0);
-        } else if (p->rx_unexp) {
-            wio_unexp *ux = p->rx_unexp;
+            wio_req_complete(l->rx_req, 0);
+        } else if (l->rx_unexp) {
+            wio_unexp *ux = l->rx_unexp;
             ux->complete = 1;
             if (ux->waiting)
                 deliver_unexpected(e, ux->waiting, ux);
         }
         break;
     case WIO_FT_RTS:
-        p->rx_req = NULL;
-        p->rx_unexp = NULL;
-        return rts_arrived(e, p, h);
+        l->rx_req = NULL;
+        l->rx_unexp = NULL;
+        return rts_arrived(e, l, h);
     case WIO_FT_DATA:
-        if (p->rx_req) {
-            p->rx_req->received += h->len;
-            if (p->rx_req->received == p->rx_req->msg_len)
-                wio_req_complete(p->rx_req, 0);
+        if (l->rx_req) {
+            l->rx_req->received += h->len;
+            if (l->rx_req->received == l->rx_req->msg_len)
+                wio_req_complete(l->rx_req, 0);
         }
         break;
     case WIO_FT_BYE:
-        p->rx_req = NULL;
-        p->rx_unexp = NULL;
+        l->rx_req = NULL;
+        l->rx_unexp = NULL;
         peer_bye_received(e, p);
         return 0;
     case WIO_FT_IDLE_CLOSE:
@@ -814,25 +938,40 @@ static int on_frame_end(void *ctx, wio_conn *c, const wio_frame_hdr *h)
     default:
         break;
     }
-    p->rx_req = NULL;
-    p->rx_unexp = NULL;
+    l->rx_req = NULL;
+    l->rx_unexp = NULL;
     return 0;
 }
 
-static void on_closed(void *ctx, wio_conn *c, int err, const char *why, int rejected)
+static void on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
-    wio_engine *e = ctx;
-    wio_peer *p = wio_tcp_conn_user(c);
-    if (!p || p->tconn != c)
+    (void)ctx;
+    wio_link *l = user;
+    wio_peer *p = l->peer;
+    wio_engine *e = p->engine;
+    l->conn = NULL;
+    l->rx_req = NULL;
+    l->rx_unexp = NULL;
+    if (l->bulk) {
+        bulk_closed(e, p, err, why, rejected);
         return;
-    p->tconn = NULL;
-    if (p->state == WIO_PEER_IDLE_CLOSING && !rejected) {
+    }
+    if (p->state == WIO_PEER_IDLE_CLOSING && rejected != WIO_TP_REJECTED) {
         idle_close_finished(e, p);
         return;
     }
-    if (rejected) {
+    if (rejected == WIO_TP_REJECTED) {
         /* the peer's own connection to us wins; if it never comes, connect again */
         p->connect_retry_at = wio_now() + RECONNECT_DELAY;
+        return;
+    }
+    if (rejected == WIO_TP_DROPPED && p->state == WIO_PEER_CONNECTING && l->outgoing &&
+        l->drops < DROP_RETRIES) {
+        /* dropped before its verdict: overloaded, or we did not answer within its deadline */
+        double delay = DROP_RETRY_DELAY * (double)(1u << l->drops++);
+        wio_info("connection to process %u closed in its handshake (%s): the peer may be "
+                 "overloaded; reconnecting in %.0f ms", (unsigned)p->id, why, delay * 1000);
+        p->connect_retry_at = wio_now() + delay;
         return;
     }
     if (p->bye_received) {
@@ -840,11 +979,17 @@ static void on_closed(void *ctx, wio_conn *c, int err, const char *why, int reje
         p->err = WAITIO_ERR_PEER_FINALIZED;
         return;
     }
+    /* our connect never opened: the next transport that reaches the peer, if any */
+    if (p->state == WIO_PEER_CONNECTING && l->outgoing && err != WAITIO_ERR_AUTH) {
+        wio_debug("connect to process %u over %s failed (%s); trying the next transport",
+                  (unsigned)p->id, l->tp->ops->name, why);
+        if (link_connect(e, l) == 0)
+            return;
+    }
     peer_fail(e, p, err == WAITIO_ERR_AUTH ? WAITIO_ERR_AUTH : WAITIO_ERR_PEER, why);
 }
 
-const wio_conn_handler wio_engine_conn_handler = {
-    .local_peer = on_local_peer,
+const wio_tp_handler wio_engine_tp_handler = {
     .incoming = on_incoming,
     .opened = on_opened,
     .frame_begin = on_frame_begin,
@@ -878,17 +1023,19 @@ static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
         if (ux->peer_id == p->id && (ux->kind == WIO_UX_RTS || !ux->complete))
             unexp_free(e, ux);
     }
-    p->rx_req = NULL;
-    p->rx_unexp = NULL;
+    p->main.rx_req = p->bulk.rx_req = NULL;
+    p->main.rx_unexp = p->bulk.rx_unexp = NULL;
 }
 
 static void drop_pending(wio_peer *p, int err)
 {
-    wio_list *queues[2] = {&p->pending, &p->held};
-    for (int q = 0; q < 2; q++)
+    /* every queued item has its done callback: the requests complete with err */
+    wio_list *queues[3] = {&p->pending, &p->held, &p->bulk_pending};
+    for (int q = 0; q < 3; q++)
         while (!wio_list_empty(queues[q])) {
             wio_send_item *it = WIO_CONTAINER_OF(queues[q]->next, wio_send_item, link);
             wio_list_remove(&it->link);
+            WIO_ASSERT(it->done != NULL);
             it->done(it, err);
         }
 }
@@ -902,8 +1049,8 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
     p->state = WIO_PEER_FAILED;
     p->err = err;
     snprintf(p->why, sizeof p->why, "%s", why);
-    if (p->tconn)
-        p->t->close_peer(e, p, err);
+    link_close(&p->main, err);
+    link_close(&p->bulk, err);
     drop_pending(p, err);
     fail_requests_of_peer(e, p, err);
 }
@@ -911,8 +1058,10 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
 static void bye_done(wio_send_item *it, int err)
 {
     wio_peer *p = it->owner;
-    if (!err && wio_engine_current)
-        p->t->shutdown_peer(wio_engine_current, p);
+    if (!err) {
+        link_shutdown(&p->main);
+        link_shutdown(&p->bulk);
+    }
 }
 
 static void send_bye(wio_engine *e, wio_peer *p)
@@ -927,7 +1076,7 @@ static void send_bye(wio_engine *e, wio_peer *p)
     it->done = bye_done;
     if (p->state == WIO_PEER_OPEN) {
         e->frames_out++;
-        p->t->send(e, p, it);
+        link_send(&p->main, it);
     }
     p->bye_sent = 1;
     p->state = WIO_PEER_CLOSING;
@@ -942,8 +1091,8 @@ static void peer_bye_received(wio_engine *e, wio_peer *p)
     p->state = WIO_PEER_FAILED;
     p->err = WAITIO_ERR_PEER_FINALIZED;
     snprintf(p->why, sizeof p->why, "it called waitio_finalize");
-    if (p->tconn)
-        p->t->close_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
+    link_close(&p->main, WAITIO_ERR_PEER_FINALIZED);
+    link_close(&p->bulk, WAITIO_ERR_PEER_FINALIZED);
     drop_pending(p, WAITIO_ERR_PEER_FINALIZED);
     fail_requests_of_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
 }
@@ -956,7 +1105,7 @@ static void retry_lost_races(wio_engine *e, double now)
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         wio_peer *p = e->peers[i];
         if (p && p->connect_retry_at > 0 && now >= p->connect_retry_at &&
-            p->state == WIO_PEER_CONNECTING && !p->tconn)
+            p->state == WIO_PEER_CONNECTING && !p->main.conn)
             peer_connect(e, p);
     }
 }
@@ -989,7 +1138,7 @@ static void probe_idle_closed_peers(wio_engine *e, double now)
 
 int wio_engine_progress(wio_engine *e, int timeout_ms)
 {
-    int n = transport_table[0]->progress(e, timeout_ms);
+    int n = wio_poller_run(e->poller, timeout_ms);
     if (n < 0)
         return -n;
     /* the periodic checks need the clock, which costs as much as a ring poll: when polling,
@@ -1141,11 +1290,12 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
         if (ux->kind == WIO_UX_RTS) {
             wio_peer *p = e->peers[ux->peer_id];
             uint64_t len_total = ux->len, sender = ux->remote_id;
-            wio_cma_desc cma = ux->cma;
-            int has_cma = ux->has_cma;
+            uint8_t desc[WIO_RDV_DESC_MAX];
+            size_t desc_len = ux->rdv_len;
+            memcpy(desc, ux->rdv, desc_len);
             unexp_free(e, ux);
             release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
-            recv_matched_rts(e, p, r, len_total, sender, has_cma ? &cma : NULL);
+            recv_matched_rts(e, p, r, len_total, sender, desc, desc_len);
         } else if (ux->complete) {
             deliver_unexpected(e, r, ux);
         } else {
@@ -1232,7 +1382,7 @@ static int all_peers_closed(void *arg)
     wio_engine *e = arg;
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         wio_peer *p = e->peers[i];
-        if (p && p->tconn)
+        if (p && (p->main.conn || p->bulk.conn))
             return 0;
     }
     return 1;
@@ -1243,7 +1393,8 @@ static int all_sends_flushed(void *arg)
     wio_engine *e = arg;
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         wio_peer *p = e->peers[i];
-        if (p && p->state == WIO_PEER_OPEN && p->tconn && !wio_tcp_conn_idle(p->tconn))
+        if (p && p->state == WIO_PEER_OPEN && (!link_idle(&p->main) || !link_idle(&p->bulk) ||
+                                                !wio_list_empty(&p->bulk_pending)))
             return 0;
     }
     return 1;
@@ -1252,9 +1403,17 @@ static int all_sends_flushed(void *arg)
 int wio_engine_finalize(wio_engine *e)
 {
     e->finalizing = 1;
-    wio_debug("finalize: %llu frames in, %llu out; %llu messages (%llu bytes) read by single copy",
+    wio_debug("finalize: %llu frames in, %llu out; %llu messages (%llu bytes) read by single copy; "
+              "rendezvous data sent: %llu on the main connection, %llu on the bulk one",
               (unsigned long long)e->frames_in, (unsigned long long)e->frames_out,
-              (unsigned long long)e->single_copies, (unsigned long long)e->single_copy_bytes);
+              (unsigned long long)e->single_copies, (unsigned long long)e->single_copy_bytes,
+              (unsigned long long)e->rdv_main, (unsigned long long)e->rdv_bulk);
+    for (int i = 0; i < e->ntps; i++)
+        if (e->tps[i].ops->stats) {
+            char line[256];
+            e->tps[i].ops->stats(e->tps[i].ctx, line, sizeof line);
+            wio_debug("finalize: %s", line);
+        }
     double deadline = wio_now() + e->cfg.finalize_timeout;
     /* frames already handed to the kernel-side queues go out first, then BYE, then we wait
      * for each peer to close its side, so no data in flight is cut off by a reset */
@@ -1265,8 +1424,8 @@ int wio_engine_finalize(wio_engine *e)
             continue;
         if (p->state == WIO_PEER_OPEN)
             send_bye(e, p);
-        else if (p->tconn && p->state != WIO_PEER_CLOSING)
-            p->t->close_peer(e, p, WAITIO_ERR_CANCELLED);
+        else if (p->main.conn && p->state != WIO_PEER_CLOSING)
+            link_close(&p->main, WAITIO_ERR_CANCELLED);
         drop_pending(p, WAITIO_ERR_CANCELLED);
     }
     int rc2 = wio_engine_wait_until(e, all_peers_closed, e, deadline);
@@ -1274,68 +1433,116 @@ int wio_engine_finalize(wio_engine *e)
         wio_info("finalize: some peers did not close within %.1f s", e->cfg.finalize_timeout);
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         wio_peer *p = e->peers[i];
-        if (p && p->tconn)
-            p->t->close_peer(e, p, WAITIO_ERR_CANCELLED);
+        if (p) {
+            link_close(&p->main, WAITIO_ERR_CANCELLED);
+            link_close(&p->bulk, WAITIO_ERR_CANCELLED);
+        }
     }
-    transport_table[0]->close(e);
+    wio_engine_close(e);
     return rc == WAITIO_ERR_TIMEOUT ? 0 : rc;
 }
 
-/* shm moves data between processes of one host through shared memory (connections are set up,
- * watched and woken through a local socket); tcp reaches every process. */
+/* WAITIO_TRANSPORTS names the transports a process may use, in order of preference (SPEC §6).
+ * Hybrid (WAITIO_COMM_TYPE=hybrid) adds the file transport for large messages' data. */
+static int add_transport(wio_engine *e, const char *name)
+{
+    const wio_transport_ops *ops = wio_transport_find(name);
+    if (!ops) {
+        char avail[128] = "";
+        for (int i = 0; wio_transports[i]; i++)
+            snprintf(avail + strlen(avail), sizeof avail - strlen(avail), "%s%s", i ? ", " : "",
+                     wio_transports[i]->name);
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS: unknown transport '%s' (available: %s)",
+                        name, avail);
+    }
+    for (int i = 0; i < e->ntps; i++)
+        if (e->tps[i].ops == ops)
+            return 0;
+    if (e->ntps == WIO_MAX_TRANSPORTS)
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS names too many transports");
+    e->tps[e->ntps].ops = ops;
+    e->tps[e->ntps].engine = e;
+    e->ntps++;
+    return 0;
+}
+
 static int parse_transports(wio_engine *e)
 {
     char list[sizeof e->cfg.transports];
     memcpy(list, e->cfg.transports, sizeof list);
-    e->use_tcp = e->use_shm = 0;
+    e->ntps = 0;
+    e->bulk_tp = -1;
     char *save = NULL;
-    for (char *tok = strtok_r(list, ",: ", &save); tok; tok = strtok_r(NULL, ",: ", &save)) {
-        if (strcmp(tok, "tcp") == 0)
-            e->use_tcp = 1;
-        else if (strcmp(tok, "shm") == 0)
-            e->use_shm = 1;
-        else if (strcmp(tok, "file") == 0)
-            wio_info("transport 'file' is not available in this build; skipped");
-        else
-            return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS: unknown transport '%s'", tok);
+    int rc;
+    for (char *tok = strtok_r(list, ",: ", &save); tok; tok = strtok_r(NULL, ",: ", &save))
+        if ((rc = add_transport(e, tok)))
+            return rc;
+    if (e->ntps == 0)
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS='%s' names no transport", e->cfg.transports);
+    /* hybrid: large messages' data through files, unless WAITIO_TRANSPORTS chose for itself */
+    if (e->cfg.comm_type == WIO_COMM_HYBRID && !e->cfg.transports_set) {
+        if ((rc = add_transport(e, "file")))
+            return rc;
+        e->bulk_tp = e->ntps - 1;
+        e->bulk_threshold = e->cfg.hybrid_threshold;
     }
-    if (!e->use_tcp && !e->use_shm)
-        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS='%s' names no available transport "
-                        "(available: shm, tcp)", e->cfg.transports);
     return 0;
-}
-
-static int same_host(const wio_engine *e, uint32_t peer_id)
-{
-    return e->table && peer_id < e->nprocs_total &&
-           e->table[peer_id].host_id == e->table[e->my_id].host_id;
-}
-
-static int on_local_peer(void *ctx, uint32_t peer_id)
-{
-    wio_engine *e = ctx;
-    return e->use_shm && same_host(e, peer_id);
-}
-
-/* With WAITIO_TRANSPORTS=shm only, processes on other hosts cannot be reached. */
-static int reachable(const wio_engine *e, uint32_t peer_id)
-{
-    return e->use_tcp || same_host(e, peer_id);
 }
 
 int wio_engine_check_transports(wio_engine *e) { return parse_transports(e); }
 
-uint32_t wio_engine_max_conns(const wio_config *cfg)
+/* Opens every transport of the list; one that cannot open is dropped (logged) as long as
+ * another remains, so that e.g. a missing /dev/shm leaves tcp. */
+int wio_engine_open(wio_engine *e)
 {
-    uint32_t n = (uint32_t)cfg->max_connections;
-    struct rlimit rl;
-    if (!n && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        /* keep some for the program */
-        n = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : rl.rlim_cur > 16 ? (uint32_t)(rl.rlim_cur / 2) : 8;
-    return n;
+    int rc = wio_poller_create(&e->poller);
+    if (rc)
+        return rc;
+    wio_tp_params params = {
+        .cfg = &e->cfg, .key = &e->key, .poller = e->poller, .handler = &wio_engine_tp_handler,
+        .eager_limit = (uint32_t)e->cfg.eager_limit,
+    };
+    int kept = 0, first_err = 0;
+    char first_msg[512] = "";
+    for (int i = 0; i < e->ntps; i++) {
+        wio_tp_slot *tp = &e->tps[i];
+        params.ctx = tp;
+        rc = tp->ops->open(&params, &tp->ctx, &e->self);
+        if (rc) {
+            if (!first_err) {
+                first_err = rc;
+                snprintf(first_msg, sizeof first_msg, "%s", waitio_error_message());
+            }
+            wio_info("transport %s not available: %s", tp->ops->name, waitio_error_message());
+            tp->ctx = NULL;
+            continue;
+        }
+        if (kept != i) {
+            e->tps[kept] = *tp;
+            if (e->bulk_tp == i)
+                e->bulk_tp = kept;
+        }
+        kept++;
+    }
+    if (e->bulk_tp >= kept)
+        e->bulk_tp = -1;
+    e->ntps = kept;
+    if (kept == 0)
+        return wio_fail(first_err, "no transport could be opened: %s", first_msg);
+    return 0;
 }
 
-int wio_engine_open(wio_engine *e, wio_addr *self) { return transport_table[0]->open(e, self); }
+void wio_engine_close(wio_engine *e)
+{
+    for (int i = 0; i < e->ntps; i++) {
+        if (e->tps[i].ctx)
+            e->tps[i].ops->close(e->tps[i].ctx);
+        e->tps[i].ctx = NULL;
+    }
+    e->ntps = 0;
+    wio_poller_destroy(e->poller);
+    e->poller = NULL;
+}
 
 int wio_engine_start(wio_engine *e)
 {
@@ -1344,31 +1551,51 @@ int wio_engine_start(wio_engine *e)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory for %u peers", (unsigned)e->nprocs_total);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
-    if (e->use_shm)
-        wio_shm_sweep_stale();
     uint32_t local = 0;
     for (uint32_t i = 0; i < e->nprocs_total; i++)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
-    e->max_conns = wio_engine_max_conns(&e->cfg);
+    e->max_conns = wio_config_max_conns(&e->cfg);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
-    /* Two copies through a ring overlap when both ends have a core (and then beat the kernel's
-     * page pinning on the machines measured); one copy wins when they must take turns. */
-    /* auto: not for root or CAP_SYS_PTRACE, whose reads the kernel never refuses (explicit 1
-     * still works: docs/protocol.md, "Single copy") */
-    int privileged = wio_cma_privileged();
-    e->single_copy = wio_cma_supported() &&
-                     (e->cfg.single_copy == -1 ? e->oversubscribed && !privileged : e->cfg.single_copy);
-    e->pid = (uint64_t)getpid();
-    if (e->cfg.single_copy == -1 && e->oversubscribed && privileged)
-        wio_debug("single copy (WAITIO_SINGLE_COPY=auto) off: this process is privileged (root or "
-                  "CAP_SYS_PTRACE)");
-    int rc = transport_table[0]->start(e);
-    if (rc)
-        return rc;
+    wio_tp_instance inst = {
+        .self_id = e->my_id, .nprocs = e->nprocs_total, .table = e->table, .npb = e->npb,
+        .pb_offset = e->pb_offset,
+        .eager_credit = (uint32_t)e->eager_credit, .oversubscribed = e->oversubscribed,
+    };
+    for (int i = 0; i < e->ntps; i++) {
+        int rc = e->tps[i].ops->start(e->tps[i].ctx, &inst);
+        if (rc)
+            return rc;
+    }
     wio_debug("%u processes on this host, %ld cores%s", (unsigned)local, cores,
               e->oversubscribed ? ": oversubscribed, waiting yields at once" : "");
     return 0;
+}
+
+/* Everything an engine holds, after finalize or a failed start-up. */
+void wio_engine_free(wio_engine *e)
+{
+    if (!e)
+        return;
+    if (e->peers) {
+        for (uint32_t i = 0; i < e->nprocs_total; i++)
+            free(e->peers[i]);
+        free(e->peers);
+    }
+    while (!wio_list_empty(&e->unexpected)) {
+        wio_unexp *ux = WIO_CONTAINER_OF(e->unexpected.next, wio_unexp, link);
+        wio_list_remove(&ux->link);
+        free(ux->data);
+        free(ux);
+    }
+    wio_groups_free(e);
+    wio_req_pool_free(e);
+    wio_engine_close(e); /* a failed start-up leaves the transports open */
+    free(e->table);
+    free(e->nprocs);
+    free(e->pb_offset);
+    memset(&e->key, 0, sizeof e->key);
+    free(e);
 }

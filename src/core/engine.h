@@ -10,18 +10,8 @@
 #include "core/common.h"
 #include "core/frame.h"
 #include "core/list.h"
-#include "transport/cma.h"
+#include "core/poller.h"
 #include "transport/transport.h"
-
-struct wio_tcp;
-struct wio_tcp_listener;
-
-/* One process of the instance as the address table describes it. */
-typedef struct wio_proc {
-    wio_addr addr;
-    uint64_t host_id; /* hash of the boot id: equal means same host */
-    uint8_t flags;    /* WIO_PROC_* */
-} wio_proc;
 
 /* The process's PB runs an MPI adapter on its whole PB, so it can take part in hierarchical
  * collectives (which are used only when every process of the group can). */
@@ -36,15 +26,45 @@ enum wio_peer_state {
     WIO_PEER_FAILED,      /* connection lost; err says why */
 };
 
+/* A transport of this process: its row of the table and the context its open returned. */
+typedef struct wio_tp_slot {
+    const wio_transport_ops *ops;
+    void *ctx;
+    struct wio_engine *engine;   /* the ctx of the callbacks this transport makes */
+} wio_tp_slot;
+
+#define WIO_MAX_TRANSPORTS 4
+
+struct wio_peer;
+struct wio_engine;
+
+/* One connection of a peer: the `user` object its transport calls back with. A peer has a main
+ * link (every frame) and, in hybrid mode, a bulk link that carries rendezvous DATA only. Frames
+ * of both may interleave, so the payload being received belongs to the link, not the peer. */
+typedef struct wio_link {
+    struct wio_peer *peer;
+    const wio_tp_slot *tp;       /* the transport of conn (NULL while none) */
+    void *conn;                  /* the transport's connection object */
+    int outgoing;                /* conn is our own connection (not an accepted one) */
+    int bulk;
+    int open;                    /* bulk: frames may be sent (the main link uses peer->state) */
+    unsigned tried;              /* transports tried for this connect (bit per slot) */
+    unsigned drops;              /* connects the peer dropped before its verdict, in a row */
+    struct wio_req_impl *rx_req; /* where the payload of the frame being received goes */
+    struct wio_unexp *rx_unexp;
+    uint8_t rx_rdv[WIO_RDV_DESC_MAX]; /* the direct-read descriptor of the RTS being received */
+} wio_link;
+
 typedef struct wio_peer {
+    struct wio_engine *engine;
     uint32_t id;
     int state;
     int err;                     /* WAITIO_ERR_PEER or WAITIO_ERR_PEER_FINALIZED once gone */
     char why[160];               /* and why, for waitio_error_message() */
-    const wio_transport_ops *t;
-    void *tconn;                 /* the transport's connection object */
-    int outgoing;                /* tconn is our own connection (not an accepted one) */
+    wio_link main;
+    wio_link bulk;               /* hybrid: large messages' DATA through another transport */
     wio_list pending;            /* items queued before the connection opened */
+    wio_list bulk_pending;       /* DATA items queued before the bulk connection opened */
     wio_list held;               /* new messages waiting for credit (in order) */
     int64_t send_credit;         /* eager bytes we may still send to this peer */
     int64_t recv_credit;         /* eager bytes the peer may still send us (checked) */
@@ -59,22 +79,7 @@ typedef struct wio_peer {
     int idle_closed;             /* its connection was closed for the cap: it reconnects to send */
     double idle_closed_at;       /* when; a receive waiting on it longer probes it (reconnects) */
     wio_send_item close_item;
-    /* where the payload of the frame being received from this peer goes */
-    struct wio_req_impl *rx_req;
-    struct wio_unexp *rx_unexp;
-    /* single copy (cma.c, docs/protocol.md "Single copy") */
-    uint8_t rx_cma[WIO_CMA_DESC_FULL]; /* the single-copy descriptor of the RTS being received */
-    int cma_state;               /* reading this peer's memory: WIO_CMA_* (this connection) */
-    uint64_t cma_pid;            /* the pid proven for this peer: every descriptor must name it */
-    uint64_t cma_probe_addr;     /* where that process keeps the probe token */
-    volatile uint64_t cma_token; /* this connection's probe token (both ends derive it); the
-                                  * peer reads it here to prove our pid */
-    int cma_confirmed;           /* sender: the peer proved our pid (CTS with CMA came back) */
-    int cma_warned;              /* a refused descriptor was logged for this peer */
 } wio_peer;
-
-/* Single copy from a peer: not proven on this connection yet, proven, or off for good. */
-enum { WIO_CMA_UNKNOWN = 0, WIO_CMA_OK = 1, WIO_CMA_OFF = -1 };
 
 enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
 
@@ -109,9 +114,10 @@ typedef struct wio_req_impl {
     uint64_t remote_id;      /* the peer's request id (rendezvous) */
     struct wio_unexp *unexp; /* WIO_RS_RECV_UNEXP */
     int cts_trunc;
-    uint8_t cma_offered;     /* send: the RTS carries a single-copy descriptor */
-    uint8_t cma_done;        /* receive: the data was read from the sender's memory */
-    uint8_t cma_wire[WIO_CMA_DESC_FULL]; /* send: that descriptor, encoded */
+    uint8_t rdv_offered;     /* send: the RTS carries a direct-read descriptor */
+    uint8_t rdv_done;        /* receive: the data was read from the sender's memory */
+    uint8_t rdv_len;         /* send: that descriptor's length */
+    uint8_t rdv_wire[WIO_RDV_DESC_MAX]; /* send: that descriptor, encoded */
     waitio_status_t status;
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
 } wio_req_impl;
@@ -126,8 +132,8 @@ typedef struct wio_unexp {
     uint64_t tag;
     uint64_t len;
     uint64_t remote_id;      /* RTS: the sender's request id */
-    int has_cma;             /* RTS: the sender offered single copy */
-    wio_cma_desc cma;
+    uint8_t rdv_len;         /* RTS: the sender's direct-read descriptor (0: none) */
+    uint8_t rdv[WIO_RDV_DESC_MAX];
     uint8_t *data;           /* EAGER */
     int complete;            /* EAGER payload fully arrived */
     wio_req_impl *waiting;   /* receive matched while the payload was still arriving */
@@ -155,18 +161,19 @@ typedef struct wio_engine {
     int oversubscribed;
     size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
     uint32_t max_conns;      /* open connections above which idle ones are closed */
-    int use_tcp, use_shm;    /* WAITIO_TRANSPORTS */
-    int single_copy;         /* offer and accept single-copy rendezvous between local processes */
-    uint64_t pid;            /* ours, as named in single-copy descriptors */
+    wio_poller *poller;
+    wio_tp_slot tps[WIO_MAX_TRANSPORTS]; /* WAITIO_TRANSPORTS, in order of preference */
+    int ntps;
+    int bulk_tp;             /* hybrid: the slot for large messages' DATA, -1: none */
+    size_t bulk_threshold;   /* hybrid: messages of at least this size use it */
     uint64_t use_tick;       /* counts frames, orders peers by last use */
     unsigned progress_calls; /* polling progress calls: the periodic checks run every 64th */
     double next_check;       /* when the periodic checks are due next */
     unsigned idle_waits;     /* waits on requests already complete (see waitio_wait) */
     int finalizing;
     double init_seconds;
-    struct wio_tcp *tcp;
-    struct wio_tcp_listener *tcp_listener;
     wio_proc self;           /* our own entry before the table arrives */
+    struct wio_stream_ctx *boot_streams; /* the start-up rendezvous's connections (boot.c) */
     /* requests */
     wio_req_impl **reqs;
     uint32_t nreqs, reqs_cap;
@@ -181,10 +188,12 @@ typedef struct wio_engine {
     /* counters */
     uint64_t frames_in, frames_out;
     uint64_t single_copies, single_copy_bytes;
+    uint64_t rdv_main, rdv_bulk;     /* rendezvous data sent on the main link / the bulk link */
 } wio_engine;
 
+/* The engine of the public API (waitio_init's); the engine itself never uses it. */
 extern wio_engine *wio_engine_current;
-extern const wio_conn_handler wio_engine_conn_handler;
+extern const wio_tp_handler wio_engine_tp_handler;
 
 /* engine.c */
 int wio_engine_start(wio_engine *e);   /* after the table is known */
@@ -192,12 +201,15 @@ int wio_engine_progress(wio_engine *e, int timeout_ms);
 /* Progresses until ready(arg) is nonzero or the deadline (<= 0: none) passes: spins for
  * cfg.spin_us, then yields for cfg.yield_us, then blocks in the transport's poll. */
 int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline);
+/* Parses WAITIO_TRANSPORTS / WAITIO_COMM_TYPE into the list of transports to open. */
 int wio_engine_check_transports(wio_engine *e);
-/* Opens the transports' listeners before start-up; *self gets the port to advertise. */
-int wio_engine_open(wio_engine *e, wio_addr *self);
+/* Creates the poller and opens the transports (their listeners) before start-up; fills their
+ * parts of e->self (port, token, transports). */
+int wio_engine_open(wio_engine *e);
+/* Closes the transports and the poller (also after a failed start-up). */
+void wio_engine_close(wio_engine *e);
 int wio_engine_finalize(wio_engine *e);
-/* WAITIO_MAX_CONNECTIONS, or from the descriptor limit when auto (0: no cap) */
-uint32_t wio_engine_max_conns(const wio_config *cfg);
+void wio_engine_free(wio_engine *e);
 wio_peer *wio_engine_peer(wio_engine *e, uint32_t id);  /* NULL only on out-of-memory */
 /* ctx selects a matching context on the group: WIO_CTX_USER for the API's point-to-point,
  * WIO_CTX_COLL for collectives, so that the two never match each other's messages. */
@@ -244,10 +256,9 @@ int wio_adapter_probe(int flags, double timeout);
 /* waitio_finalize: lets an adapter that initialised MPI finalize it. */
 void wio_adapter_finalize(void);
 
-/* boot/boot.c: the address this process advertises (e->self: WAITIO_IFACE, else the one that
- * routes to the master), chosen before its listener binds it */
-int wio_boot_choose_address(wio_engine *e);
 /* boot/boot.c: start-up rendezvous; fills npb, nprocs, pb_offset, table, my_id */
 int wio_boot_run(wio_engine *e, double timeout);
+/* The address and host identity this process advertises (e->self), before transports open. */
+int wio_boot_self_address(wio_engine *e);
 
 #endif

@@ -1,6 +1,7 @@
 /* error.c — the error type: code names (waitio_strerror) and the per-thread detail message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include "common.h"
 
@@ -59,3 +60,11 @@ double wio_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+#ifdef WIO_ENABLE_ASSERTS
+void wio_assert_fail(const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "waitio: assertion failed: %s (%s:%d)\n", cond, file, line);
+    abort();
+}
+#endif

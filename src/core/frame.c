@@ -1,4 +1,5 @@
 /* frame.c — encodes and validates the fixed frame header (see frame.h, docs/protocol.md). */
+#include <string.h>
 #include "frame.h"
 
 void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE])
@@ -74,4 +75,40 @@ const char *wio_frame_type_name(unsigned type)
         "ACCEPT",
     };
     return type < WIO_FT_MAX_ ? names[type] : "?";
+}
+
+void wio_seg_encode(const wio_seg_hdr *h, uint8_t out[WIO_SEG_HDR_SIZE])
+{
+    memset(out, 0, WIO_SEG_HDR_SIZE);
+    wio_put_le64(out, WIO_SEG_MAGIC);
+    wio_put_le16(out + 8, WIO_SEG_VERSION);
+    wio_put_le16(out + 10, h->flags);
+    wio_put_le64(out + 16, h->stream);
+    wio_put_le64(out + 24, h->seq);
+    wio_put_le64(out + 32, h->len);
+}
+
+int wio_seg_decode(const uint8_t in[WIO_SEG_HDR_SIZE], uint64_t max_len, wio_seg_hdr *h, const char **why)
+{
+    if (wio_get_le64(in) != WIO_SEG_MAGIC) {
+        *why = "not a WaitIO segment (bad magic number)";
+        return -1;
+    }
+    if (wio_get_le16(in + 8) != WIO_SEG_VERSION) {
+        *why = "unsupported segment version";
+        return -1;
+    }
+    h->flags = wio_get_le16(in + 10);
+    h->stream = wio_get_le64(in + 16);
+    h->seq = wio_get_le64(in + 24);
+    h->len = wio_get_le64(in + 32);
+    if ((h->flags & ~WIO_SEG_FIN) != 0 || wio_get_le32(in + 12) != 0 || wio_get_le64(in + 40) != 0) {
+        *why = "unknown flags or nonzero reserved fields";
+        return -1;
+    }
+    if (h->len > max_len) {
+        *why = "segment longer than any writer may make it";
+        return -1;
+    }
+    return 0;
 }

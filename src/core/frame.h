@@ -31,7 +31,7 @@ enum wio_frame_type {
     WIO_FT_IDLE_CLOSE = 13, /* close this idle connection (flags: none = request, ACK, NACK) */
     WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
     WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
-    WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: open (flags: REJECT, NACK, SHM) */
+    WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the verdict (flags: REJECT, NACK) */
     WIO_FT_MAX_
 };
 
@@ -40,22 +40,26 @@ enum wio_frame_type {
 #define WIO_FF_TRUNC 0x0002u  /* CTS: receiver's buffer is too short, no data will be sent */
 #define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
 #define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
-#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection; ACCEPT: refused */
-#define WIO_FF_SHM 0x0020u     /* HELLO: same host, shared memory wanted; ACCEPT: SHM_OFFER follows */
-#define WIO_FF_CMA 0x0040u     /* RTS: a single-copy descriptor follows; CTS: the data was read */
+#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep it; SHM_READY: not attached; ACCEPT: refused */
+#define WIO_FF_SHM 0x0020u     /* (unused since the shm transport has its own socket) */
+#define WIO_FF_CMA 0x0040u     /* RTS: a direct-read descriptor follows; CTS: the data was read */
+#define WIO_FF_BULK 0x0080u    /* HELLO: a bulk connection (rendezvous DATA only, WIO_TPC_BULK) */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
+/* A table entry (boot.c): one process's addresses for every transport, 40 bytes. */
+#define WIO_TABLE_ENTRY_LEN 40u
 /* A process registers its PB's ranks in blocks of at most WIO_REGISTER_BLOCK table entries
- * (32 B each, after a 16-byte header): a PB of any size registers in several frames, and the
- * master never holds more than one block per connection (docs/protocol.md, "Start-up"). */
+ * (WIO_TABLE_ENTRY_LEN each, after a 16-byte header): a PB of any size registers in several
+ * frames, and the master never holds more than one block per connection (docs/protocol.md,
+ * "Start-up"). */
 #define WIO_REGISTER_BLOCK 2048u
-#define WIO_REGISTER_MAX (16u + 32u * WIO_REGISTER_BLOCK)
+#define WIO_REGISTER_MAX (16u + WIO_TABLE_ENTRY_LEN * WIO_REGISTER_BLOCK)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
-#define WIO_RTS_PAYLOAD_MAX 24u /* RTS: the single-copy descriptor (transport/cma.h) */
+#define WIO_RTS_PAYLOAD_MAX 24u /* RTS: a transport's direct-read descriptor (shm: 16 B) */
 
 typedef struct wio_frame_hdr {
     uint8_t type;
@@ -80,6 +84,33 @@ void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
 /* Returns 0, or -1 with *why set to a static reason when the header is invalid. */
 int wio_frame_decode(const uint8_t in[WIO_FRAME_HDR_SIZE], wio_frame_hdr *h, const char **why);
 const char *wio_frame_type_name(unsigned type);
+
+/* ---- file transport segments (transport/file.c, docs/protocol.md "File transport") ----
+ * A segment file holds a run of one stream's bytes: a 48-byte header, the payload, and an
+ * HMAC-SHA256 (with the instance's file key) over payload || header. Its name is its sequence
+ * number (16 hex digits); a writer publishes it complete, by rename. */
+#define WIO_SEG_MAGIC 0x32304745534f4957ull /* "WIOSEG02" in little-endian byte order */
+#define WIO_SEG_VERSION 1
+#define WIO_SEG_HDR_SIZE 48
+#define WIO_SEG_MAC_SIZE 32
+#define WIO_SEG_FIN 0x0001u    /* the writer's last segment: the stream ends after it */
+
+typedef struct wio_seg_hdr {
+    uint16_t flags;
+    uint64_t stream;           /* the connection's nonce (in its directory's name too) */
+    uint64_t seq;              /* 0, 1, 2, ... per stream */
+    uint64_t len;              /* payload bytes */
+} wio_seg_hdr;
+
+void wio_seg_encode(const wio_seg_hdr *h, uint8_t out[WIO_SEG_HDR_SIZE]);
+/* Returns 0, or -1 with *why set when the header is malformed or its length exceeds max_len. */
+int wio_seg_decode(const uint8_t in[WIO_SEG_HDR_SIZE], uint64_t max_len, wio_seg_hdr *h, const char **why);
+
+/* ---- records: small files of the file transport and of start-up through a directory ----
+ * magic "WIOREC01", le64 length, the data, HMAC-SHA256 over name || length || data (so that a
+ * record cannot be passed off under another name). */
+#define WIO_REC_MAGIC 0x31304345524f4957ull /* "WIOREC01" */
+#define WIO_REC_HDR_SIZE 16
 
 /* Little-endian helpers shared by every payload codec. */
 static inline void wio_put_le32(uint8_t *p, uint32_t v)

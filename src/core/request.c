@@ -47,7 +47,8 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->remote_id = 0;
     r->unexp = NULL;
     r->cts_trunc = 0;
-    r->cma_offered = r->cma_done = 0;
+    r->rdv_offered = r->rdv_done = 0;
+    r->rdv_len = 0;
     r->status = (waitio_status_t){0};
     wio_send_item *it = &r->item;
     wio_list_init(&it->link);
@@ -100,6 +101,7 @@ wio_req_impl *wio_req_lookup(wio_engine *e, uint64_t id)
 
 void wio_req_complete(wio_req_impl *r, int err)
 {
+    WIO_ASSERT(r->state != WIO_RS_FREE); /* a released request is never completed */
     if (r->state == WIO_RS_DONE)
         return;
     if (wio_list_linked(&r->link))

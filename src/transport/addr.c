@@ -1,7 +1,5 @@
 /*
- * addr.c — process addresses (wio_addr, IPv4 or IPv6): formatting for messages, conversion to
- * and from socket addresses, name resolution, the local address that routes to the master, and
- * the address of an interface named by WAITIO_IFACE. Used by the TCP transport and start-up.
+ * addr.c — network addresses (addr.h): formatting, resolution, routes, interfaces.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -10,9 +8,8 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
-#include "transport/tcp_int.h"
+#include "transport/addr.h"
 #include "core/common.h"
 
 void wio_addr_format(const wio_addr *a, char *buf, size_t cap)
@@ -20,12 +17,6 @@ void wio_addr_format(const wio_addr *a, char *buf, size_t cap)
     char ip[INET6_ADDRSTRLEN] = "?";
     inet_ntop(a->family == 6 ? AF_INET6 : AF_INET, a->ip, ip, sizeof ip);
     snprintf(buf, cap, a->family == 6 ? "[%s]:%u" : "%s:%u", ip, (unsigned)a->port);
-}
-
-int wio_addr_is_any(const wio_addr *a)
-{
-    static const uint8_t zero[16];
-    return memcmp(a->ip, zero, a->family == 6 ? 16 : 4) == 0;
 }
 
 socklen_t wio_addr_to_sockaddr(const wio_addr *a, struct sockaddr_storage *ss)
@@ -95,7 +86,9 @@ int wio_addr_route_to(const wio_addr *to, wio_addr *out)
         return wio_fail(WAITIO_ERR_SYS, "socket: %s", strerror(errno));
     int rc = 0;
     if (connect(fd, (struct sockaddr *)&ss, len) != 0) {
-        rc = wio_fail(WAITIO_ERR_SYS, "no route to the master: %s", strerror(errno));
+        char where[80];
+        wio_addr_format(to, where, sizeof where);
+        rc = wio_fail(WAITIO_ERR_SYS, "no route to %s: %s", where, strerror(errno));
     } else {
         struct sockaddr_storage me;
         socklen_t mlen = sizeof me;
@@ -107,7 +100,7 @@ int wio_addr_route_to(const wio_addr *to, wio_addr *out)
     return rc;
 }
 
-int wio_addr_from_iface(const char *iface, wio_addr *out)
+int wio_addr_from_iface(const char *iface, const char *var, wio_addr *out)
 {
     memset(out, 0, sizeof *out);
     if (inet_pton(AF_INET, iface, out->ip) == 1) {
@@ -129,8 +122,29 @@ int wio_addr_from_iface(const char *iface, wio_addr *out)
                 rc = wio_addr_from_sockaddr(i->ifa_addr, out);
     freeifaddrs(ifs);
     if (rc != 0)
-        return wio_fail(WAITIO_ERR_ENV, "WAITIO_IFACE='%s' is neither an address nor an interface "
-                        "with an address", iface);
-    out->port = 0;
+        return wio_fail(WAITIO_ERR_ENV, "%s='%s' is neither an address nor an interface "
+                        "with an address", var, iface);
     return 0;
+}
+
+void wio_addr_first_interface(wio_addr *out)
+{
+    struct ifaddrs *ifs = NULL;
+    memset(out, 0, sizeof *out);
+    out->family = 4;
+    out->ip[0] = 127;
+    out->ip[3] = 1;
+    if (getifaddrs(&ifs) != 0)
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)i->ifa_addr;
+        const uint8_t *ip = (const uint8_t *)&s4->sin_addr;
+        if (ip[0] == 127)
+            continue;
+        memcpy(out->ip, ip, 4);
+        break;
+    }
+    freeifaddrs(ifs);
 }

@@ -1,15 +1,22 @@
 /*
- * transport.h — the interface between the progress engine and a transport.
+ * transport.h — the boundary between the progress engine and its transports (SPEC §6).
  *
- * A transport moves frames (frame.h) between this process and a peer. The engine hands it
- * send items; the transport writes them in order (a chunked item becomes a series of DATA
- * frames, interleaved with later items) and calls item->done when the last byte is out. In the
- * other direction the transport parses frames and asks its handler where each payload goes
- * (frame_begin), then reports it complete (frame_end). Handshake, authentication and
- * sequence-number checks are the transport's business, so every transport enforces them.
+ * A transport moves frames (core/frame.h) between this process and a peer over its own kind of
+ * connection: tcp (sockets), shm (shared-memory rings between processes of one host), file
+ * (segment files in a shared directory). The engine sees a transport only through its row of
+ * the table (struct wio_transport_ops, listed in transports.c) and the opaque objects that row
+ * hands out: the transport's context (`void *tp`, from open) and its connections (`void *conn`).
+ * A transport reaches its owner only through the callbacks it was given at open
+ * (struct wio_tp_handler), each of which receives the owner's own object for the connection
+ * (`user`): the transport never includes engine.h and never knows what a peer is.
  *
- * Adding a transport: one file implementing struct wio_transport_ops, one line in the table of
- * engine.c.
+ * Progress: a transport registers its descriptors and polled sources with the poller it was
+ * given (core/poller.h); the engine runs the poller. Handshake, authentication and
+ * sequence-number checks are the transport's business (handshake.c for the stream transports),
+ * so every transport enforces them, and nothing of a connection reaches the owner before the
+ * peer has proven the instance key: `incoming` is the first call the owner sees.
+ *
+ * Adding a transport: one file implementing struct wio_transport_ops, one line in transports.c.
  */
 #ifndef WIO_TRANSPORT_H
 #define WIO_TRANSPORT_H
@@ -21,9 +28,11 @@
 
 #define WIO_ID_BOOT 0xffffffffu /* process id used before the address table is known */
 
-struct wio_engine;
-struct wio_peer;
+struct wio_poller;
+struct wio_key;
+struct wio_config;
 
+/* One queued frame (or a chunked series of DATA frames) on its way out. */
 typedef struct wio_send_item wio_send_item;
 struct wio_send_item {
     wio_list link;
@@ -41,13 +50,27 @@ struct wio_send_item {
     void *owner;
 };
 
-/* Address of a process as advertised in the table (IPv4 or IPv6). */
+/* Address of a process as advertised in the table (IPv4 or IPv6; family 0: none). */
 typedef struct wio_addr {
-    uint8_t family; /* 4 or 6 */
+    uint8_t family; /* 0, 4 or 6 */
     uint8_t ip[16];
     uint16_t port;
 } wio_addr;
 void wio_addr_format(const wio_addr *a, char *buf, size_t cap);
+
+/* Bits of wio_proc.transports: which transports a process offers. */
+#define WIO_TP_TCP 0x01u
+#define WIO_TP_SHM 0x02u
+#define WIO_TP_FILE 0x04u
+
+/* One process of the instance as the address table describes it (boot.c encodes it). */
+typedef struct wio_proc {
+    wio_addr addr;       /* tcp: where it listens */
+    uint64_t host_id;    /* hash of the boot id: equal means same host */
+    uint64_t shm_token;  /* shm: names its local socket */
+    uint8_t transports;  /* WIO_TP_* it offers */
+    uint8_t flags;       /* WIO_PROC_* (engine.h) */
+} wio_proc;
 
 /* What the other side announced in its handshake. */
 typedef struct wio_peer_hello {
@@ -56,47 +79,106 @@ typedef struct wio_peer_hello {
     uint32_t eager_credit;
 } wio_peer_hello;
 
-typedef struct wio_conn wio_conn;
+/* Verdicts of wio_tp_handler.incoming. */
+enum wio_tp_verdict {
+    WIO_TP_ACCEPT = 0,     /* bound to *user */
+    WIO_TP_REJECT = 1,     /* simultaneous connect lost: the peer uses our own connection */
+    WIO_TP_REFUSE = -1,    /* not a process we talk to (logged) */
+    WIO_TP_DUPLICATE = -2, /* already connected: a benign connect race, dropped quietly */
+};
 
-/* Callbacks of the layer that owns a connection (the engine, or the start-up rendezvous). */
-typedef struct wio_conn_handler {
-    /* acceptor side, HELLO received from `peer_id`: 0 accept, 1 reject (simultaneous connect
-     * lost: the peer will use our own connection), -1 refuse (logged), -2 drop a benign
-     * duplicate quietly */
-    int (*incoming)(void *ctx, wio_conn *c, uint32_t peer_id);
-    void (*opened)(void *ctx, wio_conn *c, const wio_peer_hello *hello);
-    /* a header arrived: set *dest for its payload (NULL discards it); nonzero = protocol error */
-    int (*frame_begin)(void *ctx, wio_conn *c, const wio_frame_hdr *h, uint8_t **dest);
-    int (*frame_end)(void *ctx, wio_conn *c, const wio_frame_hdr *h);
-    /* connection gone: err is a WAITIO_ERR_* code, why a human reason; rejected = 1 when it
-     * was closed because the simultaneous-connect resolution chose the other connection */
-    void (*closed)(void *ctx, wio_conn *c, int err, const char *why, int rejected);
-    /* credit bytes to piggyback on the next frame to this connection's peer */
-    uint32_t (*take_credit)(void *ctx, wio_conn *c);
-    /* 1 if data to `peer_id` may move through shared memory (same host, shm allowed); NULL: never */
-    int (*local_peer)(void *ctx, uint32_t peer_id);
-} wio_conn_handler;
+/* How a connection ended, for wio_tp_handler.closed's `rejected`. */
+enum { WIO_TP_FAILED = 0, WIO_TP_REJECTED = 1, WIO_TP_DROPPED = 2 };
 
-/* The engine-facing operations of a transport. */
+/* Connection purposes, from the connector's HELLO (flags of wio_transport_ops.connect). */
+#define WIO_TPC_BULK 0x1u /* carries only rendezvous DATA beside the peer's main connection */
+/* incoming only: a connection of ours that its owner abandoned (conn_abandon) was accepted by the
+ * peer after all — it was decided there after the connection the owner kept had gone again. The
+ * owner takes it back (ACCEPT) or it is closed. */
+#define WIO_TPC_ADOPT 0x2u
+
+/* Callbacks of the layer that owns the connections (the engine, the start-up rendezvous, a
+ * test). `user` is the owner's object for a connection: what connect() was given, or what
+ * incoming() returned. */
+typedef struct wio_tp_handler {
+    /* An accepted connection authenticated as process peer_id (its HELLO said `flags`). */
+    int (*incoming)(void *ctx, void *conn, uint32_t peer_id, unsigned flags, void **user);
+    /* Open in both directions: frames may flow. */
+    void (*opened)(void *ctx, void *user, const wio_peer_hello *hello);
+    /* A header arrived: set *dest for its payload (NULL discards it); nonzero = protocol error */
+    int (*frame_begin)(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest);
+    int (*frame_end)(void *ctx, void *user, const wio_frame_hdr *h);
+    /* The connection is gone: err a WAITIO_ERR_* code, why a human reason; rejected =
+     * WIO_TP_REJECTED when the peer chose its own connection in a simultaneous connect,
+     * WIO_TP_DROPPED when the peer dropped our connection before its verdict (overloaded, or we
+     * did not answer within its deadline: connecting again may work). Not called after
+     * conn_close. */
+    void (*closed)(void *ctx, void *user, int err, const char *why, int rejected);
+    /* Credit bytes to piggyback on the next frame to this connection's peer. */
+    uint32_t (*take_credit)(void *ctx, void *user);
+} wio_tp_handler;
+
+/* Given to open. */
+typedef struct wio_tp_params {
+    const struct wio_config *cfg;
+    const struct wio_key *key;
+    struct wio_poller *poller;
+    const wio_tp_handler *handler;
+    void *ctx;
+    uint32_t eager_limit;      /* announced in HELLO: the largest EAGER payload we accept */
+} wio_tp_params;
+
+/* Given to start, once the address table is known. */
+typedef struct wio_tp_instance {
+    uint32_t self_id;
+    uint32_t nprocs;
+    const wio_proc *table;     /* indexed by process id; valid until close */
+    int npb;
+    const uint32_t *pb_offset; /* first process id of each PB (process id -> PB, rank) */
+    uint32_t eager_credit;     /* announced in HELLO: eager bytes a peer may have in flight */
+    int oversubscribed;        /* more processes than cores on this host */
+} wio_tp_instance;
+
+/* Largest rendezvous descriptor (rdv_pack) a transport may produce: WIO_RTS_PAYLOAD_MAX. */
+#define WIO_RDV_DESC_MAX WIO_RTS_PAYLOAD_MAX
+
 typedef struct wio_transport_ops {
     const char *name;
-    /* Start listening; fill *self with the address peers should use. */
-    int (*open)(struct wio_engine *e, wio_addr *self);
-    /* The address table is known (e->my_id set): start accepting peers. */
-    int (*start)(struct wio_engine *e);
-    /* Begin connecting to p (asynchronously); completion arrives through the handler. */
-    int (*connect)(struct wio_engine *e, struct wio_peer *p);
-    /* Queue an item on p's connection and write what can be written now. */
-    void (*send)(struct wio_engine *e, struct wio_peer *p, wio_send_item *it);
-    /* Make progress; block up to timeout_ms (0: poll). Returns events handled or -errcode. */
-    int (*progress)(struct wio_engine *e, int timeout_ms);
-    /* After the last frame (BYE) is written: half-close, then close when the peer closes. */
-    void (*shutdown_peer)(struct wio_engine *e, struct wio_peer *p);
-    /* Closes p's connection now; items still queued complete with err. */
-    int (*close_peer)(struct wio_engine *e, struct wio_peer *p, int err);
-    void (*close)(struct wio_engine *e);
+    unsigned bit;              /* its WIO_TP_* bit */
+    /* Creates the transport's context (listener included) and fills its part of our own table
+     * entry (address, token, its bit in `transports`). Connections that arrive before start
+     * wait (in the kernel's backlog, or as files). */
+    int (*open)(const wio_tp_params *p, void **tp, wio_proc *self);
+    int (*start)(void *tp, const wio_tp_instance *inst);
+    /* 1 if this transport can reach process `peer_id` (both offer it, same host for shm). */
+    int (*reachable)(void *tp, uint32_t peer_id);
+    /* Starts connecting (asynchronously: opened or closed follows). */
+    int (*connect)(void *tp, uint32_t peer_id, unsigned flags, void *user, void **conn);
+    /* Queues an item and writes what can be written now. */
+    void (*send)(void *conn, wio_send_item *it);
+    int (*conn_idle)(const void *conn);      /* nothing queued to send */
+    /* After the last frame (BYE, IDLE_CLOSE ACK) is written: half-close; closed follows when
+     * the peer closes too. */
+    void (*conn_shutdown)(void *conn);
+    /* Closes now; queued items complete with err; `closed` is not called. */
+    void (*conn_close)(void *conn, int err);
+    /* Like conn_close, for a connection that lost a simultaneous connect: queued items complete
+     * with WAITIO_ERR_PEER at once, but the transport may finish the handshake quietly so that
+     * the peer is not disturbed. */
+    void (*conn_abandon)(void *conn);
+    const char *(*conn_desc)(const void *conn);
+    /* Optional zero-copy rendezvous (UCX's rkey + get): the sender describes a buffer in at
+     * most WIO_RDV_DESC_MAX bytes (0: not offered for this message), the receiver reads it
+     * through its connection (0 on success, else an errno value: DATA frames follow instead). */
+    size_t (*rdv_pack)(void *conn, const void *buf, size_t len, uint8_t *out);
+    int (*rdv_get)(void *conn, const uint8_t *desc, size_t desc_len, void *dst, size_t len);
+    /* Counters for waitio-info and finalize's debug line, may be NULL. */
+    void (*stats)(void *tp, char *buf, size_t cap);
+    void (*close)(void *tp);
 } wio_transport_ops;
 
-extern const wio_transport_ops wio_transport_tcp;
+/* transports.c: every transport of this build, in the default order of preference. */
+extern const wio_transport_ops *const wio_transports[];
+const wio_transport_ops *wio_transport_find(const char *name);
 
 #endif

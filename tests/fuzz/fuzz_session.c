@@ -2,8 +2,12 @@
  * of a 2-process instance, receives and a rendezvous send posted) accepts a connection over a
  * socketpair; the harness plays process 1, knows the instance key and completes the handshake
  * (HELLO, HELLO_ACK checked, AUTH, ACCEPT), then sends the fuzz input as frames, so that they
- * reach the engine's handlers (eager with credit, RTS with single-copy descriptors, CTS, DATA,
- * CREDIT, BYE, IDLE_CLOSE, and frames that have no business there).
+ * reach the engine's handlers (eager with credit, RTS, CTS, DATA, CREDIT, BYE, IDLE_CLOSE, and
+ * frames that have no business there).
+ *
+ * The engine's only transport is a small one defined here over the real stream layer
+ * (transport/stream.c, handshake.c): it connects to nobody and takes the socketpair as an
+ * accepted connection, so that every byte goes through the same receive path as over tcp.
  *
  * Input: byte 0 selects what the harness repairs in each frame header, to get past the checks
  * it is not exploring: bit 0 the sequence number, bit 1 the payload length (at most what is
@@ -11,12 +15,14 @@
  * requests); magic and version are always right. Then frames: a 56-byte header, its payload.
  * The engine must close the connection or keep it; nothing may crash, leak or hang. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "core/engine.h"
-#include "transport/tcp.h"
+#include "core/poller.h"
+#include "transport/stream.h"
 
 #define NRECV 4
 #define SEND_LEN (300u << 10) /* above the eager limit we announce: goes as RTS */
@@ -26,6 +32,47 @@ static uint8_t rbuf[NRECV][64 << 10];
 static uint8_t sbuf[SEND_LEN];
 
 static int everyone(int pb, int rank) { (void)pb; (void)rank; return 1; }
+
+/* The harness's transport: a stream context whose only connection is the socketpair. */
+static wio_stream_ctx *fuzz_ctx;
+static const wio_stream_kind fuzz_kind = {.name = "fuzz", .pipe = &wio_socket_pipe};
+
+static int fuzz_open(const wio_tp_params *p, void **tp, wio_proc *self)
+{
+    wio_stream_params sp = {.key = p->key, .poller = p->poller, .eager_limit = p->eager_limit,
+                            .connect_timeout = 5, .handshake_timeout = 5, .max_handshakes = 4};
+    if (wio_stream_ctx_create(&fuzz_ctx, &sp) != 0)
+        return -1;
+    self->transports |= WIO_TP_TCP;
+    *tp = fuzz_ctx;
+    return 0;
+}
+static int fuzz_start(void *tp, const wio_tp_instance *inst)
+{
+    wio_stream_ctx_set_self(tp, inst->self_id, inst->eager_credit);
+    return 0;
+}
+static int fuzz_reachable(void *tp, uint32_t peer_id) { (void)tp; (void)peer_id; return 1; }
+static int fuzz_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, void **conn)
+{
+    (void)tp; (void)peer_id; (void)flags; (void)user; (void)conn;
+    return -1; /* the harness's process 1 connects to us, never the other way */
+}
+static void fuzz_send(void *conn, wio_send_item *it) { wio_stream_send(conn, it); }
+static int fuzz_conn_idle(const void *conn) { return wio_stream_idle(conn); }
+static void fuzz_conn_shutdown(void *conn) { wio_stream_shutdown(conn); }
+static void fuzz_conn_close(void *conn, int err) { wio_stream_close(conn, err); }
+static void fuzz_conn_abandon(void *conn) { wio_stream_abandon(conn); }
+static const char *fuzz_conn_desc(const void *conn) { return ((const wio_stream *)conn)->desc; }
+static void fuzz_close(void *tp) { wio_stream_ctx_destroy(tp); }
+
+static const wio_transport_ops fuzz_transport = {
+    .name = "fuzz", .bit = WIO_TP_TCP, .open = fuzz_open, .start = fuzz_start,
+    .reachable = fuzz_reachable, .connect = fuzz_connect, .send = fuzz_send,
+    .conn_idle = fuzz_conn_idle, .conn_shutdown = fuzz_conn_shutdown,
+    .conn_close = fuzz_conn_close, .conn_abandon = fuzz_conn_abandon,
+    .conn_desc = fuzz_conn_desc, .close = fuzz_close,
+};
 
 static wio_engine *engine_new(void)
 {
@@ -40,32 +87,30 @@ static wio_engine *engine_new(void)
     wio_list_init(&e->unexpected);
     if (wio_config_load(&e->cfg) != 0)
         abort();
+    e->cfg.npb = 2;
+    e->cfg.local_size = 1;
     e->cfg.eager_limit = 16 << 10;
     e->cfg.chunk_size = 32 << 10;
-    e->use_tcp = 1; /* no shared memory: the harness's HELLO does not ask for it */
+    e->cfg.finalize_timeout = 1;
     e->key = key;
-    wio_tcp_params params = {.key = &e->key, .eager_limit = (uint32_t)e->cfg.eager_limit,
-                             .connect_timeout = 5, .accept_timeout = 5, .peer_timeout = 30,
-                             .max_handshakes = 64};
     e->npb = 2;
     e->nprocs = calloc(2, sizeof *e->nprocs);
     e->pb_offset = calloc(2, sizeof *e->pb_offset);
     e->table = calloc(2, sizeof *e->table);
-    if (!e->nprocs || !e->pb_offset || !e->table || wio_tcp_create(&e->tcp, &params) != 0)
+    if (!e->nprocs || !e->pb_offset || !e->table)
         abort();
     e->nprocs[0] = e->nprocs[1] = 1;
     e->pb_offset[1] = 1;
     e->nprocs_total = 2;
     e->my_id = 0;
     for (int i = 0; i < 2; i++) {
-        e->table[i].addr.family = 4;
-        e->table[i].addr.ip[0] = 127;
-        e->table[i].addr.ip[3] = 1;
-        e->table[i].addr.port = (uint16_t)(40000 + i);
-        e->table[i].host_id = 1000 + (uint64_t)i; /* different hosts: no shared memory */
+        e->table[i].transports = WIO_TP_TCP;
+        e->table[i].host_id = 1000 + (uint64_t)i; /* different hosts */
     }
-    e->self = e->table[0];
-    if (wio_engine_open(e, &e->self.addr) != 0 || wio_engine_start(e) != 0)
+    e->tps[0] = (wio_tp_slot){&fuzz_transport, NULL, e};
+    e->ntps = 1;
+    e->bulk_tp = -1;
+    if (wio_engine_open(e) != 0 || wio_engine_start(e) != 0)
         abort();
     wio_engine_current = e;
     return e;
@@ -74,23 +119,7 @@ static wio_engine *engine_new(void)
 static void engine_free(wio_engine *e)
 {
     wio_engine_current = NULL;
-    wio_tcp_listener_close(e->tcp, e->tcp_listener);
-    wio_tcp_destroy(e->tcp);
-    for (uint32_t i = 0; i < e->nprocs_total; i++)
-        free(e->peers[i]);
-    free(e->peers);
-    while (!wio_list_empty(&e->unexpected)) {
-        wio_unexp *ux = WIO_CONTAINER_OF(e->unexpected.next, wio_unexp, link);
-        wio_list_remove(&ux->link);
-        free(ux->data);
-        free(ux);
-    }
-    wio_groups_free(e);
-    wio_req_pool_free(e);
-    free(e->table);
-    free(e->nprocs);
-    free(e->pb_offset);
-    free(e);
+    wio_engine_free(e); /* closes the transport, its streams, the poller */
 }
 
 /* Moves bytes both ways until `want` bytes were read from the engine's side into in (NULL:
@@ -99,7 +128,7 @@ static int pump(wio_engine *e, int fd, uint8_t *in, size_t want)
 {
     size_t got = 0;
     for (int round = 0; round < 200; round++) {
-        if (wio_tcp_poll(e->tcp, 0) < 0)
+        if (wio_engine_progress(e, 0) < 0)
             return -1;
         uint8_t sink[4096];
         uint8_t *dst = in && got < want ? in + got : sink;
@@ -176,8 +205,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) != 0)
         abort();
-    wio_conn *c;
-    if (wio_tcp_adopt(e->tcp, sv[0], &wio_engine_conn_handler, e, &c) != 0)
+    wio_stream *s = wio_stream_new(fuzz_ctx, &fuzz_kind, sv[0], &wio_engine_tp_handler, &e->tps[0]);
+    if (!s)
+        abort();
+    snprintf(s->desc, sizeof s->desc, "fuzz peer");
+    s->my_id = 0;
+    if (wio_stream_start_accept(s) != 0)
         abort();
     if (handshake(e, sv[1]) == 0) {
         /* receives (posted once the peer is open: before, a receive would connect to it) and

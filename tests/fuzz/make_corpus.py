@@ -9,8 +9,9 @@ def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, a
     return struct.pack("<IBBHIIIIQQQQ", 0x4F495457, 2, ftype, flags, seq, credit, gid, src, tag, length, id_, aux)
 
 
-def entry(port, ip=(127, 0, 0, 1), flags=0):
-    return struct.pack("<BBH16sQ4x", 4, flags, port, bytes(ip) + bytes(12), 0x1234)
+def entry(port, ip=(127, 0, 0, 1), flags=0, transports=3, token=0x5678):
+    """A 40-byte table entry: family, flags, port, address, host id, transports, token."""
+    return struct.pack("<BBH16sQB3xQ", 4, flags, port, bytes(ip) + bytes(12), 0x1234, transports, token)
 
 
 def put(kind, name, data):
@@ -20,13 +21,14 @@ def put(kind, name, data):
         f.write(data)
 
 
-for t, n in [(4, 100), (5, 0), (6, 0), (7, 65536), (8, 0), (9, 0), (10, 48), (11, 40), (12, 20)]:
+for t, n in [(4, 100), (5, 0), (6, 0), (7, 65536), (8, 0), (9, 0), (10, 56), (11, 48), (12, 20), (16, 0)]:
     put("frame", f"type{t}", hdr(t, n, seq=3))
 hello = os.urandom(32) + struct.pack("<IIII", 1, 3, 65536, 1 << 20)
 put("handshake", "hello", hdr(1, len(hello)) + hello)
 put("handshake", "hello-then-garbage", hdr(1, len(hello)) + hello + hdr(3, 32, seq=1) + bytes(32) + b"x" * 40)
 put("handshake", "simultaneous", hdr(1, len(hello), src=7) + os.urandom(32) + struct.pack("<IIII", 7, 3, 1, 1))
 put("handshake", "eager-before-auth", hdr(4, 8) + b"12345678")
+put("handshake", "hello-auth-accept", hdr(1, len(hello)) + hello + hdr(3, 32, seq=1) + bytes(32) + hdr(16, seq=2))
 reg = struct.pack("<IIII", 2, 1, 0, 2) + entry(4000) + entry(4001)
 put("register", "reg-block", b"\x01" + reg)
 put("register", "reg-one", b"\x01" + struct.pack("<IIII", 2, 0, 1, 2) + entry(4002))
@@ -41,7 +43,7 @@ msgs = [
     hdr(4, 5000, gid=3, src=1, tag=9) + b"u" * 5000,                            # eager, unexpected
     hdr(5, 0, gid=3, src=1, tag=1, id_=77, aux=40000),                          # RTS
     hdr(7, 32768, id_=1, aux=0) + b"d" * 32768,                                 # DATA for it
-    hdr(5, 24, flags=0x40, gid=3, src=1, tag=2, id_=78, aux=1000) + struct.pack("<QQQ", 1, 4096, 8192),
+    hdr(5, 16, flags=0x40, gid=3, src=1, tag=2, id_=78, aux=1000) + struct.pack("<QQ", 4096, 8192),
     hdr(5, 8, flags=0x40, gid=3, src=1, tag=2, id_=79, aux=1000) + struct.pack("<Q", 4096),
     hdr(6, 0, id_=4, aux=12345),                                                # CTS for the send
     hdr(6, 0, flags=0x40, id_=4, aux=1),                                        # CTS(CMA): not offered

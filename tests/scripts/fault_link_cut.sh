@@ -25,7 +25,8 @@ ip -n $b link set vb$$ up
 ip -n $a link set lo up
 ip -n $b link set lo up
 pbs_instance 2
-export WAITIO_MASTER_HOST=10.231.0.1 WAITIO_PEER_TIMEOUT=3
+# TCP between the namespaces: shared memory (through /dev/shm) does not cross the cut link
+export WAITIO_MASTER_HOST=10.231.0.1 WAITIO_PEER_TIMEOUT=3 WAITIO_TRANSPORTS=tcp
 WAITIO_PBID=0 setsid timeout 60 ip netns exec $a "$TEST_PROGS/core_ring" 100000 30 20 >"$PBS_DIR/pb0" 2>&1 &
 PBS_PIDS+=($!)
 WAITIO_PBID=1 setsid timeout 60 ip netns exec $b "$TEST_PROGS/core_ring" 100000 30 20 >"$PBS_DIR/pb1" 2>&1 &

@@ -40,7 +40,8 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 # nothing from the caller's environment may leak into an instance
 unset WAITIO_PBID WAITIO_NPB WAITIO_MASTER_HOST WAITIO_MASTER_PORT WAITIO_KEY WAITIO_KEY_FILE \
       WAITIO_RENDEZVOUS WAITIO_PB_RANK WAITIO_PB_SIZE WAITIO_TRANSPORTS WAITIO_LOG
-# ...except the transports a ctest variant asks for (tests/CMakeLists.txt: the *.tcp tests)
+# ...except the transports a ctest variant asks for (tests/CMakeLists.txt: the *.tcp and *.file
+# tests; the latter with the scratch directory it gives)
 [ -n "${WAITIO_TEST_TRANSPORTS:-}" ] && export WAITIO_TRANSPORTS=$WAITIO_TEST_TRANSPORTS
 
 t_elapsed() { awk -v a="$T_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }

@@ -3,13 +3,15 @@
 # must not make a root receiver read another process's memory into a message. The victim is a
 # root process (PB 0, tests/progs/sec_echo, WAITIO_SINGLE_COPY=1) that echoes every message it
 # receives from PB 1. PB 1 is an attacker that knows the key (tests/scripts/wio_attack.py
-# forge-cma): it joins the job, and sends rendezvous requests whose descriptors name (1) its
-# own buffer, (2) the buffer of a secret-holding root process, full form, (3) the secret's
-# address alone (the form that follows a proven pid). Two attackers:
-#  - as root (the victim's uid): (1) is read in place, which proves and pins its pid; (2) names
-#    another pid and (3) is read from the pinned pid, not the secret's: no secret comes back;
-#  - as nobody (setpriv): its pid runs as another user, so single copy is refused from the
-#    first descriptor on; everything moves through the copy path.
+# forge-cma): it joins the job offering the shm transport (a local socket) and tcp, and sends
+# rendezvous requests whose descriptors name (1) its own buffer, (2) the address of a secret
+# held by another root process. A receiver reads in place only through the shm transport and
+# only from the process the kernel reports at the other end of that socket (SO_PEERCRED), of
+# its own uid (docs/reliability.md). Two attackers:
+#  - as root (the victim's uid): the victim connects over shm; (1) is read in place, which
+#    shows the path is live; (2) is read from the attacker's own pid, never the secret's;
+#  - as nobody (setpriv): its socket is in nobody's directory, which a root victim never looks
+#    in: the victim falls back to tcp, which never reads in place.
 # Before the fix the second descriptor was read from the secret process: the root-only secret
 # came back in the echo. Needs root (skipped otherwise).
 # timeout: 90
@@ -43,7 +45,7 @@ run_case() {
   shift
   t_instance 2
   t_start "$name.victim" 40 env WAITIO_PBID=0 WAITIO_SINGLE_COPY=1 WAITIO_LOG=warn \
-    WAITIO_TRANSPORTS=shm,tcp "$TEST_PROGS/sec_echo" $((proto == 1 ? 2 : 3)) 4096
+    WAITIO_TRANSPORTS=shm,tcp "$TEST_PROGS/sec_echo" 2 4096
   for ((i = 0; i < 100; i++)); do
     ss -ltnH | awk '{ print $4 }' | grep -q ":$WAITIO_MASTER_PORT\$" && break
     sleep 0.05
@@ -65,9 +67,9 @@ run_case() {
 }
 
 run_case root
-t_expect root.attacker "case own buffer: read in place: yes" "a proven pid of the same user is read in place"
-t_expect root.victim "single copy from process 1 refused: a descriptor names pid $spid, but pid [0-9]+ was proven"
+t_expect root.attacker "connected over shm" "a root victim connects to a root attacker over shm"
+t_expect root.attacker "case own buffer: read in place: yes" "the peer of the socket, same user, is read in place"
 run_case nobody setpriv --reuid=65534 --regid=65534 --clear-groups
+t_expect nobody.attacker "connected over tcp" "another user's socket is never found: tcp"
 t_expect nobody.attacker "case own buffer: read in place: no" "another user's process is never read"
-t_expect nobody.victim "single copy from process 1 refused: its pid [0-9]+ runs as uid 65534"
 t_pass "forged descriptors from a root and from a nobody key holder: no byte of the secret delivered"

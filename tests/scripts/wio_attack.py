@@ -7,7 +7,8 @@ version). Subcommands:
   idle-flood    N idle connections (no byte sent) held open for S seconds, reopened when closed
   hello-flood   N keyless HELLOs at one port (the start-up master), as fast as it takes them
   forge-cma     a key holder that joins a job as PB 1 and sends single-copy descriptors naming
-                another process's memory (the receiver must never deliver those bytes)
+                another process's memory (the receiver must never deliver those bytes); it
+                offers the shm transport (a local socket) beside tcp
 
 Each prints what it did as "key: value" lines that the test scripts check."""
 import argparse
@@ -27,6 +28,7 @@ HELLO, HELLO_ACK, AUTH, EAGER, RTS, CTS, DATA, CREDIT, BYE = 1, 2, 3, 4, 5, 6, 7
 REGISTER, TABLE, ERROR, IDLE_CLOSE, SHM_OFFER, SHM_READY, ACCEPT = 10, 11, 12, 13, 14, 15, 16
 FF_REJECT, FF_TRUNC, FF_NACK, FF_SHM, FF_CMA = 0x1, 0x2, 0x10, 0x20, 0x40
 ID_BOOT = 0xFFFFFFFF
+TP_TCP, TP_SHM = 0x1, 0x2  # transports of a table entry
 
 
 def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, aux=0, proto=2):
@@ -124,7 +126,7 @@ class Conn:
         assert ftype == AUTH
         if not hmac.compare_digest(proof_c, mac(self.key, b"wio-con\0", self.transcript)):
             raise ConnectionError("the connector failed authentication")
-        self.send(ACCEPT)  # no shared memory: the connection stays on TCP
+        self.send(ACCEPT)  # taken
         return claim
 
     def cma_token(self):
@@ -132,7 +134,15 @@ class Conn:
         return struct.unpack("<Q", mac(self.key, b"wio-cma\0", self.transcript)[:8])[0]
 
 
-def entry(port, ip="127.0.0.1", hid=0):
+def entry(port, ip="127.0.0.1", hid=0, transports=TP_TCP, token=0):
+    """A table entry (protocol 2, 40 bytes): family, flags, port, address, host id, transports,
+    shm token (src/boot/boot.c)."""
+    return struct.pack("<BBH16sQB3xQ", 4, 0, port, socket.inet_aton(ip) + bytes(12), hid,
+                       transports, token)
+
+
+def entry_v1(port, ip="127.0.0.1", hid=0):
+    """A table entry of protocol 1 (32 bytes)."""
     return struct.pack("<BBH16sQ4x", 4, 0, port, socket.inet_aton(ip) + bytes(12), hid)
 
 
@@ -272,11 +282,37 @@ def hello_flood(a):
 
 
 # ---------------------------------------------------------------------------------------------
+def shm_listener(token):
+    """A local socket where the shm transport of a process with our effective uid looks for
+    the process whose table entry carries `token` (src/transport/shm.c). None if we cannot."""
+    d = f"/dev/shm/waitio-{os.geteuid()}"
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None, None
+    path = f"{d}/{token:016x}.sock"
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        u.bind(path)
+    except OSError:
+        u.close()
+        return None, None
+    u.listen(4)
+    return u, path
+
+
 def forge_cma(a):
     """Joins the job as PB 1 (process 1) with the instance key, accepts the victim's connection,
     and sends it rendezvous requests whose single-copy descriptors name (1) our own buffer,
-    (2) the secret process's buffer in full form, (3) the secret's address in short form.
-    The victim echoes every message; we report which echoes contain the secret."""
+    (2) the secret's address (protocol 1: the secret process's pid and address).
+    The victim echoes every message; we report which echoes contain the secret.
+
+    Protocol 2 reads in place only through the shm transport, from the process at the other end
+    of its local socket: we offer shm (a socket in /dev/shm/waitio-<our euid>) and tcp, and
+    report which one the victim connected over. Another user's victim never finds our socket
+    (its directory is its own) and falls back to tcp, which never reads in place."""
     key = os.environ["WAITIO_KEY"].encode()
     me = os.getpid()
     size = a.size
@@ -286,33 +322,45 @@ def forge_cma(a):
     lsn.bind(("127.0.0.1", 0))
     lsn.listen(4)
     port = lsn.getsockname()[1]
+    token = struct.unpack("<Q", os.urandom(8))[0] | 1
+    local, path = shm_listener(token) if a.proto == 2 else (None, None)
+    transports = TP_TCP | (TP_SHM if local else 0)
     # register with the master: npb 2, PB 1, rank 0 of 1
     m = Conn(socket.create_connection(("127.0.0.1", a.master_port), timeout=10), key, a.proto)
     m.connect_handshake(ID_BOOT, ID_BOOT)
-    m.send(REGISTER, struct.pack("<IIII", 2, 1, 0, 1) + entry(port, hid=host_id()))
+    if a.proto == 1:
+        m.send(REGISTER, struct.pack("<IIII", 2, 1, 0, 1) + entry_v1(port, hid=host_id()))
+    else:
+        m.send(REGISTER, struct.pack("<IIII", 2, 1, 0, 1) +
+               entry(port, hid=host_id(), transports=transports, token=token))
     ftype, _, _, _, _ = m.recv()
     assert ftype == TABLE, f"master answered {ftype}"
     m.s.close()
     print("registered as process 1", flush=True)
-    lsn.settimeout(20)
-    s, _ = lsn.accept()
+    ready, _, _ = select.select([x for x in (lsn, local) if x], [], [], 20)
+    if not ready:
+        raise SystemExit("the victim never connected")
+    over = "shm" if ready[0] is local else "tcp"
+    s, _ = ready[0].accept()
+    if path:
+        os.unlink(path)
     s.settimeout(20)
     c = Conn(s, key, a.proto)
     victim = c.accept_handshake(1)
-    print(f"process {victim} connected; authenticated", flush=True)
+    if over == "shm":
+        c.send(SHM_OFFER)  # no segment: the frames stay on the local socket
+    print(f"process {victim} connected over {over}; authenticated", flush=True)
     token = c.cma_token() if a.proto == 2 else 0x5EC0DE5EC0DE5EC0
     probe.raw = struct.pack("<Q", token) + bytes(8)
     paddr = ctypes.addressof(probe)
 
-    def desc(pid, addr, short=False):
+    def desc(pid, addr):
         if a.proto == 1:
             return struct.pack("<QQQQ", pid, addr, paddr, token)
-        return struct.pack("<Q", addr) if short else struct.pack("<QQQ", pid, addr, paddr)
+        return struct.pack("<QQ", addr, size)
 
     cases = [("own buffer", desc(me, ctypes.addressof(mine))),
-             ("secret, full descriptor", desc(a.secret_pid, a.secret_addr))]
-    if a.proto == 2:
-        cases.append(("secret, short descriptor", desc(0, a.secret_addr, short=True)))
+             ("secret", desc(a.secret_pid, a.secret_addr))]
     leaked = 0
     for i, (name, d) in enumerate(cases):
         c.send(RTS, d, flags=FF_CMA, gid=a.gid, src=1, tag=i, id_=1000 + i, aux=size)

@@ -39,10 +39,10 @@ static void test_recycled_request_is_clean(void)
     /* Outside the two wire buffers (always encoded before use), bytes left as they were can
      * only be padding: short runs. A forgotten 8-byte field shows as a run of 8. */
     size_t item = offsetof(wio_req_impl, item), wire = item + offsetof(wio_send_item, wire);
-    size_t cma = offsetof(wio_req_impl, cma_wire), left = 0, run = 0, longest = 0;
+    size_t cma = offsetof(wio_req_impl, rdv_wire), left = 0, run = 0, longest = 0;
     for (size_t i = 0; i < sizeof(wio_req_impl); i++) {
         int in_wire = (i >= wire && i < wire + WIO_FRAME_HDR_SIZE) ||
-                      (i >= cma && i < cma + WIO_CMA_DESC_FULL);
+                      (i >= cma && i < cma + WIO_RDV_DESC_MAX);
         int kept = !in_wire && first[i] != second[i];
         left += (size_t)kept;
         run = kept ? run + 1 : 0;
@@ -55,7 +55,7 @@ static void test_recycled_request_is_clean(void)
     /* every field that must read as zero does */
     wio_req_impl *r = wio_req_alloc(&eng, WIO_REQ_SEND);
     CHECK(r && r->slot == slot && r->msg_len == 0 && r->received == 0 && r->unexp == NULL &&
-          r->cts_trunc == 0 && r->cma_offered == 0 && r->cma_done == 0 && r->item.total == 0 &&
+          r->cts_trunc == 0 && r->rdv_offered == 0 && r->rdv_done == 0 && r->item.total == 0 &&
           r->item.chunk == 0 && r->item.offset == 0 && r->item.in_flight == 0 &&
           r->item.done == NULL && r->item.h.flags == 0 && r->item.h.len == 0);
     if (r)

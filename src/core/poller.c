@@ -1,0 +1,202 @@
+/*
+ * poller.c — the event loop shared by all transports of a process: one epoll set for their
+ * descriptors, the polled sources (rings, files) that epoll cannot watch, the sleep handshake
+ * around blocking, and the periodic tick. See poller.h for the pacing rules.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "core/common.h"
+#include "core/poller.h"
+
+#define MAX_EVENTS 64
+#define CLOCK_EVERY 16 /* while polling, the clock is read every 16th epoll round */
+
+struct wio_poller {
+    int epfd;
+    wio_list sources;
+    int data_fds;              /* descriptors carrying data: epoll more often */
+    int polled;                /* connections that need polling (rings, files) */
+    unsigned polls_since_epoll;
+    unsigned epolls_since_clock;
+    double next_tick;
+    int tick_due;
+    int running;               /* re-entry guard: callbacks must not run the loop */
+};
+
+int wio_poller_create(wio_poller **out)
+{
+    wio_poller *p = calloc(1, sizeof *p);
+    if (!p)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating the poller");
+    p->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (p->epfd < 0) {
+        int e = errno;
+        free(p);
+        return wio_fail(WAITIO_ERR_SYS, "epoll_create1: %s", strerror(e));
+    }
+    wio_list_init(&p->sources);
+    *out = p;
+    return 0;
+}
+
+void wio_poller_destroy(wio_poller *p)
+{
+    if (!p)
+        return;
+    WIO_ASSERT(!p->running);
+    close(p->epfd);
+    free(p);
+}
+
+int wio_poller_add(wio_poller *p, wio_poll_fd *pf, int fd, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = pf};
+    pf->fd = fd;
+    pf->events = events;
+    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        return wio_fail(WAITIO_ERR_SYS, "epoll_ctl(ADD): %s", strerror(errno));
+    return 0;
+}
+
+int wio_poller_mod(wio_poller *p, wio_poll_fd *pf, uint32_t events)
+{
+    if (pf->events == events)
+        return 0;
+    struct epoll_event ev = {.events = events, .data.ptr = pf};
+    if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, pf->fd, &ev) != 0)
+        return wio_fail(WAITIO_ERR_SYS, "epoll_ctl(MOD): %s", strerror(errno));
+    pf->events = events;
+    return 0;
+}
+
+void wio_poller_del(wio_poller *p, wio_poll_fd *pf)
+{
+    if (pf->fd >= 0)
+        (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, pf->fd, NULL); /* closing the fd removes it anyway */
+}
+
+void wio_poller_add_source(wio_poller *p, wio_poll_source *s)
+{
+    wio_list_insert_tail(&p->sources, &s->link);
+}
+
+void wio_poller_del_source(wio_poller *p, wio_poll_source *s)
+{
+    (void)p;
+    if (!wio_list_linked(&s->link))
+        return;
+    wio_list_remove(&s->link);
+}
+
+void wio_poller_data_fds(wio_poller *p, int delta) { p->data_fds += delta; }
+void wio_poller_polled(wio_poller *p, int delta) { p->polled += delta; }
+void wio_poller_tick_soon(wio_poller *p) { p->tick_due = 1; }
+
+static int poll_sources(wio_poller *p)
+{
+    int busy = 0;
+    for (wio_list *l = p->sources.next; l != &p->sources; l = l->next) {
+        wio_poll_source *s = WIO_CONTAINER_OF(l, wio_poll_source, link);
+        if (s->poll)
+            busy += s->poll(s->arg);
+    }
+    return busy;
+}
+
+/* Before blocking: every source announces that we sleep (so writers ring the doorbell) and may
+ * veto the sleep or shorten it. Returns the timeout to use. */
+static int prepare_sleep(wio_poller *p, int timeout_ms)
+{
+    for (wio_list *l = p->sources.next; l != &p->sources; l = l->next) {
+        wio_poll_source *s = WIO_CONTAINER_OF(l, wio_poll_source, link);
+        if (s->prepare_sleep && s->prepare_sleep(s->arg, &timeout_ms))
+            timeout_ms = 0;
+    }
+    return timeout_ms;
+}
+
+static void end_sleep(wio_poller *p)
+{
+    for (wio_list *l = p->sources.next; l != &p->sources; l = l->next) {
+        wio_poll_source *s = WIO_CONTAINER_OF(l, wio_poll_source, link);
+        if (s->end_sleep)
+            s->end_sleep(s->arg);
+    }
+}
+
+/* Reads the clock only every CLOCK_EVERY rounds while polling (it costs as much as a ring
+ * check), always before or after a blocking wait, and when a tick was requested. */
+static void tick_sometimes(wio_poller *p, int blocked)
+{
+    if (!blocked && !p->tick_due && ++p->epolls_since_clock < CLOCK_EVERY)
+        return;
+    p->epolls_since_clock = 0;
+    double now = wio_now();
+    if (!p->tick_due && now < p->next_tick)
+        return;
+    p->tick_due = 0;
+    p->next_tick = now + WIO_POLL_TICK_PERIOD;
+    wio_list *l, *tmp;
+    WIO_LIST_FOREACH_SAFE(l, tmp, &p->sources) {
+        wio_poll_source *s = WIO_CONTAINER_OF(l, wio_poll_source, link);
+        if (s->tick)
+            s->tick(s->arg, now);
+    }
+}
+
+static void after_epoll(wio_poller *p)
+{
+    wio_list *l, *tmp;
+    WIO_LIST_FOREACH_SAFE(l, tmp, &p->sources) {
+        wio_poll_source *s = WIO_CONTAINER_OF(l, wio_poll_source, link);
+        if (s->after_epoll)
+            s->after_epoll(s->arg);
+    }
+}
+
+static int run_epoll(wio_poller *p, int timeout_ms, int sleeping, int busy)
+{
+    struct epoll_event ev[MAX_EVENTS];
+    int n = epoll_wait(p->epfd, ev, MAX_EVENTS, timeout_ms);
+    if (sleeping)
+        end_sleep(p);
+    if (n < 0) {
+        if (errno == EINTR)
+            return busy;
+        return -wio_fail(WAITIO_ERR_SYS, "epoll_wait: %s", strerror(errno));
+    }
+    for (int i = 0; i < n; i++) {
+        wio_poll_fd *pf = ev[i].data.ptr;
+        pf->ready(pf, ev[i].events);
+    }
+    tick_sometimes(p, timeout_ms != 0);
+    after_epoll(p);
+    return n + busy;
+}
+
+int wio_poller_run(wio_poller *p, int timeout_ms)
+{
+    WIO_ASSERT(!p->running); /* a callback must never run the loop it was called from */
+    p->running = 1;
+    int busy = p->polled ? poll_sources(p) : 0;
+    int sleeping = 0;
+    if (busy) {
+        timeout_ms = 0;
+    } else if (timeout_ms != 0 && p->polled) {
+        sleeping = 1;
+        timeout_ms = prepare_sleep(p, timeout_ms);
+    }
+    unsigned every = p->data_fds > 0 ? WIO_POLL_EPOLL_EVERY : WIO_POLL_EPOLL_EVERY_IDLE;
+    int rc;
+    if (timeout_ms == 0 && !sleeping && p->polled && ++p->polls_since_epoll < every) {
+        rc = busy;
+    } else {
+        p->polls_since_epoll = 0;
+        rc = run_epoll(p, timeout_ms, sleeping, busy);
+    }
+    p->running = 0;
+    return rc;
+}

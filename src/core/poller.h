@@ -1,0 +1,76 @@
+/*
+ * poller.h — the one event loop of a process's transports (nng's pollq, UCX's async context).
+ *
+ * Every transport instance registers with the engine's poller instead of owning an epoll set,
+ * so one epoll_wait covers sockets of every transport, and blocking waits for all of them at
+ * once. A transport registers two kinds of things:
+ *   - descriptors (wio_poll_fd): sockets, inotify fds; their callback runs when epoll reports
+ *     events;
+ *   - a source (wio_poll_source): hooks for what epoll cannot see — shared-memory rings and
+ *     files are polled on every progress call (poll), told before and after the process blocks
+ *     (prepare_sleep / end_sleep, the doorbell protocol), called about every 50 ms with the
+ *     time (tick: deadlines, heartbeats), and after each epoll round (after_epoll: freeing
+ *     objects closed during callbacks).
+ *
+ * Pacing (measured on the shared-memory path, see docs/protocol.md "Polling"): when polling
+ * without blocking and some connection needs polling (wio_poller_polled > 0), epoll_wait runs
+ * only every WIO_POLL_EPOLL_EVERY calls while some descriptor carries data
+ * (wio_poller_data_fds > 0), else every WIO_POLL_EPOLL_EVERY_IDLE calls: an epoll_wait costs
+ * about ten ring checks on a VM. With nothing to poll, every call is an epoll_wait.
+ */
+#ifndef WIO_POLLER_H
+#define WIO_POLLER_H
+
+#include <stdint.h>
+#include "core/list.h"
+
+#define WIO_POLL_EPOLL_EVERY 32
+#define WIO_POLL_EPOLL_EVERY_IDLE 1024
+#define WIO_POLL_TICK_PERIOD 0.05 /* seconds between ticks */
+
+typedef struct wio_poller wio_poller;
+
+typedef struct wio_poll_fd {
+    int fd;
+    uint32_t events;                             /* EPOLLIN / EPOLLOUT currently armed */
+    void (*ready)(struct wio_poll_fd *pf, uint32_t events);
+    void *arg;
+} wio_poll_fd;
+
+typedef struct wio_poll_source {
+    wio_list link;
+    void *arg;
+    /* every progress call: handle what is ready; returns how many things made progress */
+    int (*poll)(void *arg);
+    /* before blocking up to *timeout_ms: return 1 if there is work (do not block); may lower
+     * *timeout_ms (a file transport bounds it by its polling interval) */
+    int (*prepare_sleep)(void *arg, int *timeout_ms);
+    void (*end_sleep)(void *arg);
+    void (*tick)(void *arg, double now);
+    void (*after_epoll)(void *arg);
+} wio_poll_source;
+
+int wio_poller_create(wio_poller **out);
+void wio_poller_destroy(wio_poller *p);
+
+int wio_poller_add(wio_poller *p, wio_poll_fd *pf, int fd, uint32_t events);
+int wio_poller_mod(wio_poller *p, wio_poll_fd *pf, uint32_t events);
+void wio_poller_del(wio_poller *p, wio_poll_fd *pf);
+
+void wio_poller_add_source(wio_poller *p, wio_poll_source *s);
+void wio_poller_del_source(wio_poller *p, wio_poll_source *s);
+
+/* Descriptors carrying data (not only connects and doorbells): epoll runs more often. */
+void wio_poller_data_fds(wio_poller *p, int delta);
+/* Connections that need polling (rings, files): sources' poll hooks run, and epoll is paced,
+ * only while there are some. */
+void wio_poller_polled(wio_poller *p, int delta);
+/* Something happened outside a poll round that needs a tick soon (a synchronous connect
+ * failure, a deadline that just passed). */
+void wio_poller_tick_soon(wio_poller *p);
+
+/* One round: sources polled, epoll when due (blocking up to timeout_ms if nothing was ready),
+ * callbacks run, ticks when due. Returns the number of events handled, or -errcode. */
+int wio_poller_run(wio_poller *p, int timeout_ms);
+
+#endif

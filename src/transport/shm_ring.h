@@ -1,0 +1,45 @@
+/*
+ * shm_ring.h — shared-memory segments holding two single-producer/single-consumer byte rings,
+ * one per direction, for connections between processes on the same host (see shm_ring.c and
+ * docs/protocol.md, "Shared memory").
+ */
+#ifndef WIO_SHM_RING_H
+#define WIO_SHM_RING_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define WIO_SHM_NAME_MAX 64
+#define WIO_SHM_RING_MIN (64u << 10)
+#define WIO_SHM_RING_MAX (256u << 20)
+
+typedef struct wio_shm_seg wio_shm_seg;
+
+/* Creates a new segment with rings of ring_size bytes (a power of two within the bounds);
+ * name receives its name for the peer. The creator writes ring 0 and reads ring 1. */
+int wio_shm_create(size_t ring_size, wio_shm_seg **out, char name[WIO_SHM_NAME_MAX]);
+/* Maps the peer's segment by name, checking that it is one of ours and has the announced ring
+ * size; removes the name at once. The attacher writes ring 1 and reads ring 0. */
+int wio_shm_attach(const char *name, size_t ring_size, wio_shm_seg **out);
+/* Removes the segment's name (the mapping stays); idempotent. */
+void wio_shm_unlink(wio_shm_seg *s);
+/* Unmaps (and unlinks if still named). */
+void wio_shm_destroy(wio_shm_seg *s);
+
+/* Writes as much of iov as fits; returns the bytes written (0: ring full). *wake is set when
+ * the reader is asleep and needs a doorbell. */
+size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake);
+/* Reads up to n bytes; returns the bytes read (0: empty), or -1 if the ring's indices are
+ * corrupt. *wake is set when the writer waits for space and needs a doorbell. */
+ssize_t wio_shm_read(wio_shm_seg *s, void *buf, size_t n, int *wake);
+int wio_shm_readable(const wio_shm_seg *s);
+/* Before blocking: announce that we sleep (and, if want_space, that we wait for space in the
+ * outgoing ring). Returns 1 if there is already something to do (do not block). */
+int wio_shm_prepare_sleep(wio_shm_seg *s, int want_space);
+void wio_shm_end_sleep(wio_shm_seg *s);
+
+/* Removes segments left behind by this user's processes that no longer exist. */
+void wio_shm_sweep_stale(void);
+
+#endif
