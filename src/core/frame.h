@@ -32,6 +32,8 @@ enum wio_frame_type {
     WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
     WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
     WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the owner's verdict (REJECT) */
+    WIO_FT_RMA = 17,        /* one-sided request (src/rma/am.c): tag = operation, gid = window */
+    WIO_FT_RMA_REPLY = 18,  /* one-sided reply: id = the origin's request, aux = offset */
     WIO_FT_MAX_
 };
 
@@ -53,6 +55,7 @@ enum wio_frame_type {
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
 #define WIO_RTS_PAYLOAD_MAX 32u /* RTS: the single-copy descriptor (transport/cma.h) */
+#define WIO_RMA_PAYLOAD_MAX (64u << 20) /* RMA, RMA_REPLY: one piece of a put / get / call */
 
 typedef struct wio_frame_hdr {
     uint8_t type;
