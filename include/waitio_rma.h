@@ -66,6 +66,9 @@ WAITIO_API waitio_group_t waitio_win_group(waitio_win_t win);
  * need everyone to have allocated before use add a barrier). WAITIO_ERR_NOMEM when full. */
 WAITIO_API int waitio_win_alloc(waitio_win_t win, size_t size, size_t align, size_t *offset);
 WAITIO_API int waitio_win_dealloc(waitio_win_t win, size_t offset);
+/* Moves the block at offset to a new one of `size` bytes (this member's contents copied, as much
+ * as fits) and frees the old one; deterministic like waitio_win_alloc. */
+WAITIO_API int waitio_win_realloc(waitio_win_t win, size_t offset, size_t size, size_t align, size_t *new_offset);
 
 /* The group of every process of the instance in universe order, for one-sided use (its group
  * id is WAITIO_GID_RMA_WORLD; created on first call, then returned again). */

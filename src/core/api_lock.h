@@ -12,7 +12,8 @@
 #ifndef WIO_API_LOCK_H
 #define WIO_API_LOCK_H
 
-extern int wio_api_locking;             /* nonzero while a progress thread runs */
+/* hidden: read PC-relative, not through the GOT (one load on the unlocked path) */
+extern int wio_api_locking __attribute__((visibility("hidden"))); /* nonzero while a progress thread runs */
 extern unsigned long wio_api_epoch;     /* outermost user entries so far (under the lock) */
 /* Set by the progress thread: called under the lock at a user thread's outermost entry. */
 extern void (*wio_api_on_enter)(void);

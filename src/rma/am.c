@@ -139,6 +139,7 @@ static int op_new(wio_rma *r, uint32_t pid, int op, int expects_reply, int impli
             wio_req_release(e, q);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory starting a one-sided operation");
     }
+    r->ops_frames++;
     q->state = WIO_RS_RMA;
     q->peer_id = pid;
     q->tag = (uint64_t)op;
@@ -644,6 +645,7 @@ static int begin_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h, uint
     if (!p)
         return -1;
     p->rx_call = NULL;
+    r->served++;
     int op = (int)(h->tag & 0xff);
     switch (op) {
     case WIO_RMA_PUT: {

@@ -72,7 +72,9 @@ static int try_copy(wio_rma *r, waitio_win_t w, int rank, int write, size_t off,
     wio_rma_peer *p = r->peers[m->pid];
     if (p && (p->dirty || r->nimplicit) && wio_am_flush(r, m->pid) != 0)
         return ENOTCONN;
-    return wio_engine_rma_copy(r->e, m->pid, write, m->addr + off, buf, len);
+    int rc = wio_engine_rma_copy(r->e, m->pid, write, m->addr + off, buf, len);
+    r->ops_copy += rc == 0;
+    return rc;
 }
 
 /* ---- put and get ----------------------------------------------------------------------------- */
@@ -92,6 +94,7 @@ static int put_common(waitio_win_t w, int rank, size_t off, const void *src, siz
         return rc;
     const wio_win_member *m = &w->m[rank];
     if (m->ptr) {
+        r->ops_mapped++;
         if (len)
             memcpy(m->ptr + off, src, len);
     } else if (try_copy(r, w, rank, 1, off, (void *)src, len) != 0) {
@@ -124,6 +127,7 @@ static int get_common(waitio_win_t w, int rank, size_t off, void *dst, size_t le
         return rc;
     const wio_win_member *m = &w->m[rank];
     if (m->ptr) {
+        r->ops_mapped++;
         if (len)
             memcpy(dst, m->ptr + off, len);
     } else if (try_copy(r, w, rank, 0, off, dst, len) != 0) {
@@ -330,6 +334,7 @@ static int atomic_common(waitio_win_t w, int rank, size_t off, int op, int type,
         uint8_t *p = m->ptr + off;
         if ((uintptr_t)p % size)
             return wio_fail(WAITIO_ERR_ARG, "atomic operation at offset %zu: not aligned to %zu bytes", off, size);
+        r->ops_mapped++;
         uint64_t old = wio_amo_apply(p, op, type, v, c);
         if (result)
             memcpy(result, &old, size); /* little- or big-endian alike: the low `size` bytes */

@@ -83,6 +83,9 @@ void wio_rma_finalize(wio_engine *e)
     if (!r)
         return;
     wio_progress_thread_stop(r); /* first: from here on only the caller's thread runs */
+    wio_debug("finalize: one-sided: %llu operations on mapped memory, %llu by single copy, %llu as "
+              "frames; %llu requests served", (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy,
+              (unsigned long long)r->ops_frames, (unsigned long long)r->served);
     (void)wio_am_quiet(r);
     wio_win_free_all(r);
     wio_rpc_free_all(r);

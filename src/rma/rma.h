@@ -118,6 +118,8 @@ typedef struct wio_rma {
     size_t page;
     struct wio_progress_thread *thread;
     uint64_t counter;           /* names of segments */
+    /* counters for the finalize log: operations by path, requests served */
+    uint64_t ops_mapped, ops_copy, ops_frames, served;
 } wio_rma;
 
 /* rma.c */

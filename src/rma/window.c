@@ -651,6 +651,26 @@ int waitio_win_dealloc(waitio_win_t w, size_t offset)
     return wio_fail(WAITIO_ERR_ARG, "offset %zu is not an allocated block of the window", offset);
 }
 
+int waitio_win_realloc(waitio_win_t w, size_t offset, size_t size, size_t align, size_t *new_offset)
+{
+    WIO_API_GUARD();
+    if (!w || !new_offset)
+        return wio_fail(WAITIO_ERR_ARG, "NULL window or pointer");
+    size_t i = 0;
+    while (i < w->nblocks && (w->blocks[i].off != offset || !w->blocks[i].used))
+        i++;
+    if (i == w->nblocks)
+        return wio_fail(WAITIO_ERR_ARG, "offset %zu is not an allocated block of the window", offset);
+    size_t old_size = w->blocks[i].size, off;
+    int rc = waitio_win_alloc(w, size, align, &off);
+    if (rc)
+        return rc;
+    if (w->base)
+        memmove(w->base + off, w->base + offset, old_size < size ? old_size : size);
+    *new_offset = off;
+    return waitio_win_dealloc(w, offset);
+}
+
 /* ---- the world group ---------------------------------------------------------------------- */
 
 static int everyone(int pb, int rank)
