@@ -167,6 +167,11 @@ typedef int (*waitio_rpc_handler_t)(int origin, const void *args, size_t len, vo
 #define WAITIO_RPC_REPLY_MAX (1u << 20)  /* bytes of reply per call */
 /* Registers (or, with NULL, removes) the handler of `id` in this process. */
 WAITIO_API int waitio_rpc_register(int id, waitio_rpc_handler_t fn, void *user);
+/* The same with flags. WAITIO_RPC_IN_CALLER: the handler runs only inside the program's own
+ * WaitIO calls, never on the progress thread — for handlers that need a lock the program holds
+ * around its WaitIO calls (an interpreter's, as the Python binding's handlers do). */
+#define WAITIO_RPC_IN_CALLER 0x1u
+WAITIO_API int waitio_rpc_register_ex(int id, waitio_rpc_handler_t fn, void *user, unsigned flags);
 /* Calls handler `id` on member `rank`: the request completes when its reply is in
  * reply[0 .. reply_cap) with req->status.len = its length (WAITIO_ERR_RPC: no such handler, or it
  * failed). The future is the request: waitio_wait / waitio_test / waitio_waitall. */

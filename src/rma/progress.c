@@ -176,6 +176,8 @@ void wio_progress_thread_stop(wio_rma *r)
 
 int wio_progress_thread_running(const wio_rma *r) { return r->thread != NULL; }
 
+int wio_progress_thread_self(const wio_rma *r) { return r->thread && pthread_equal(pthread_self(), r->thread->tid); }
+
 void wio_progress_thread_auto(wio_rma *r)
 {
     if (r->thread_mode != -1 || r->thread)

@@ -81,6 +81,7 @@ typedef struct wio_rma_peer {
 typedef struct wio_rpc_entry {
     waitio_rpc_handler_t fn;
     void *user;
+    unsigned flags;          /* WAITIO_RPC_IN_CALLER */
 } wio_rpc_entry;
 
 typedef struct wio_rpc_call {
@@ -175,6 +176,7 @@ int wio_rpc_has_handlers(const wio_rma *r);
 int wio_progress_thread_start(wio_rma *r);
 void wio_progress_thread_stop(wio_rma *r);
 int wio_progress_thread_running(const wio_rma *r);
+int wio_progress_thread_self(const wio_rma *r); /* the caller is the progress thread */
 /* auto mode: a window that is served through frames, or a registered handler, starts it */
 void wio_progress_thread_auto(wio_rma *r);
 

@@ -13,6 +13,11 @@ int wio_rpc_has_handlers(const wio_rma *r) { return r->handlers != NULL; }
 
 int waitio_rpc_register(int id, waitio_rpc_handler_t fn, void *user)
 {
+    return waitio_rpc_register_ex(id, fn, user, 0);
+}
+
+int waitio_rpc_register_ex(int id, waitio_rpc_handler_t fn, void *user, unsigned flags)
+{
     WIO_API_GUARD();
     wio_rma *r = wio_rma_get();
     if (!r)
@@ -21,8 +26,11 @@ int waitio_rpc_register(int id, waitio_rpc_handler_t fn, void *user)
         return wio_fail(WAITIO_ERR_ARG, "handler id %d is outside 0..%d", id, WAITIO_RPC_ID_MAX);
     if (!r->handlers && !(r->handlers = calloc(WAITIO_RPC_ID_MAX + 1, sizeof *r->handlers)))
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    if (flags & ~WAITIO_RPC_IN_CALLER)
+        return wio_fail(WAITIO_ERR_ARG, "unknown handler flags 0x%x", flags);
     r->handlers[id].fn = fn;
     r->handlers[id].user = user;
+    r->handlers[id].flags = flags;
     if (fn)
         wio_progress_thread_auto(r); /* last: a process that serves calls may need the thread */
     return 0;
@@ -69,6 +77,8 @@ static void run_call(wio_rma *r, wio_rpc_call *c)
         free(reply);
 }
 
+/* Runs the waiting calls in arrival order; on the progress thread, those of IN_CALLER handlers
+ * stay for the program's next WaitIO call (e->ext_work stays set for it). */
 void wio_rpc_deferred(void *ctx)
 {
     wio_rma *r = ctx;
@@ -76,16 +86,27 @@ void wio_rpc_deferred(void *ctx)
     if (r->in_handler)
         return;
     r->in_handler = 1;
-    while (!wio_list_empty(&r->calls)) {
-        wio_rpc_call *c = WIO_CONTAINER_OF(r->calls.next, wio_rpc_call, link);
+    int on_thread = wio_progress_thread_self(r), kept = 0;
+    wio_list *pos = r->calls.next;
+    while (pos != &r->calls) {
+        wio_rpc_call *c = WIO_CONTAINER_OF(pos, wio_rpc_call, link);
+        const wio_rpc_entry *h = r->handlers && c->id <= WAITIO_RPC_ID_MAX ? &r->handlers[c->id] : NULL;
+        if (on_thread && h && h->fn && (h->flags & WAITIO_RPC_IN_CALLER)) {
+            kept = 1;
+            pos = pos->next;
+            continue;
+        }
         wio_list_remove(&c->link);
         wio_rma_peer *p = r->peers[c->peer];
         if (p && p->rpc_bytes >= c->len)
             p->rpc_bytes -= c->len;
         run_call(r, c);
         free(c);
+        pos = r->calls.next; /* a handler may have changed the list (nested progress) */
     }
     r->in_handler = 0;
+    if (kept)
+        r->e->ext_work = 1;
 }
 
 void wio_rpc_drop_peer(wio_rma *r, uint32_t peer)
