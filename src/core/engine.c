@@ -1142,12 +1142,19 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
     double t0 = -1;
     double spin = e->oversubscribed ? 0 : e->cfg.spin_us * 1e-6;
     double yield = spin + e->cfg.yield_us * 1e-6;
+    uint64_t frames = e->frames_in;
     for (unsigned iter = 0;; iter++) {
         int rc = wio_engine_progress(e, 0);
         if (rc)
             return rc;
         if (ready(arg))
             return 0;
+        /* a frame arrived (e.g. a one-sided request this wait served): the phases start over, so
+         * a process that serves traffic while it waits keeps answering at polling speed */
+        if (e->frames_in != frames) {
+            frames = e->frames_in;
+            t0 = -1;
+        }
         if (spin > 0 && (iter & 15) != 15)
             continue; /* spinning: the clock is read every 16th round only */
         double now = wio_now();

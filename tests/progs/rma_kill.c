@@ -117,7 +117,8 @@ int main(int argc, char **argv)
     printf("rma_kill ok: %d saw %s after %.2f s (%lu operations before)\n", me, tu_code_name(err),
            after < 0 ? 0 : after, ops);
     fflush(stdout);
-    /* no barrier with a dead member: finalize on our own */
+    /* no barrier with a dead member: finalize on our own (it releases the windows) */
     waitio_finalize();
+    free(mem);
     return 0;
 }
