@@ -2,7 +2,7 @@
  * api_lock.h — the process-wide lock of the public API, taken only while a progress thread runs
  * (WAITIO_PROGRESS_THREAD, src/rma/progress.c). The library is "serialized": one user thread at a
  * time. A progress thread makes a second one, so then every entry point that touches the engine
- * takes this (recursive) lock; with no thread the cost is one load and a predictable branch.
+ * takes this lock (nested calls only count); with no thread the cost is one load and a predictable branch.
  *
  *   int waitio_something(...) { WIO_API_GUARD(); ... every return unlocks ... }
  *
@@ -20,7 +20,8 @@ extern void (*wio_api_on_enter)(void);
 
 int wio_api_lock_slow(void);
 void wio_api_unlock_slow(void);
-/* The progress thread's own use of the lock (no epoch, no hook). */
+/* The progress thread's own use of the lock (no epoch, no hook); its nested API calls (handlers)
+ * only count. */
 void wio_api_mutex_lock(void);
 void wio_api_mutex_unlock(void);
 

@@ -14,7 +14,10 @@
  *   G  the executable's data segment: put/get/atomics on a global array by its address
  *   H  strided put/get (heap and data window)
  *   I  wait_until / test_until with every comparison
- * Usage: rma_ops [--phases ABCDEFGHI] [--seed N] [--alarm S] [--expect-nprocs N]
+ *   J  rank 0 computes without calling WaitIO while rank 1 gets from it, adds to it and calls a
+ *      handler on it that itself gets from rank 1: served by rank 0's progress thread (unless
+ *      WAITIO_PROGRESS_THREAD=0, when they complete once rank 0 calls WaitIO again)
+ * Usage: rma_ops [--phases ABCDEFGHIJ] [--seed N] [--alarm S] [--expect-nprocs N]
  * Prints "rma_ops ok: N processes, phases ..." on group rank 0.
  */
 #include <stdatomic.h>
@@ -470,10 +473,71 @@ static void phase_wait(waitio_win_t w, uint8_t *base)
     barrier();
 }
 
+/* ---- J: served while the target computes (progress thread) ---- */
+
+static waitio_win_t j_user;
+static int64_t j_mem[8];
+
+/* Runs on the target: a nested one-sided get from the caller's user window. */
+static int h_nested(int origin, const void *args, size_t len, void *reply, size_t *reply_len, void *user)
+{
+    (void)args;
+    (void)len;
+    (void)user;
+    if (*reply_len < 8 || waitio_get(j_user, origin, 0, reply, 8) != 0)
+        return 1;
+    *reply_len = 8;
+    return 0;
+}
+
+static void phase_thread(waitio_win_t w, uint8_t *base)
+{
+    tu_phase("J: served while the target computes");
+    const char *mode = getenv("WAITIO_PROGRESS_THREAD");
+    int thread = !mode || strcmp(mode, "0") != 0; /* auto starts it: user windows are served */
+    int64_t *flag = (int64_t *)(void *)(base + CTR_AT + 224);
+    *flag = 0;
+    for (int i = 0; i < 8; i++)
+        j_mem[i] = 100 * me + i;
+    TU_CHECK(waitio_win_create(world, j_mem, sizeof j_mem, &j_user));
+    TU_CHECK(waitio_rpc_register(10, h_nested, NULL));
+    barrier();
+    if (n >= 2 && me == 0) {
+        /* no WaitIO call until rank 1 says it is done (or the limit passes: without a thread,
+         * rank 1's operations complete only once this rank calls WaitIO again) */
+        double t0 = tu_now(), limit = thread ? 10 : 0.2;
+        while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && tu_now() - t0 < limit)
+            ;
+        double waited = tu_now() - t0;
+        if (thread && waited >= limit)
+            TU_ERR("rank 1's operations were not served while this rank computed");
+        printf("rma_ops: rank 0 computed %.3f s %s\n", waited,
+               thread ? "while rank 1's operations were served" : "(no progress thread)");
+    } else if (n >= 2 && me == 1) {
+        int64_t v[2], one = 1, old;
+        uint8_t reply[8];
+        waitio_req_t rq;
+        TU_CHECK(waitio_get(j_user, 0, 8, v, sizeof v));
+        if (v[0] != 1 || v[1] != 2)
+            TU_ERR("get from the computing rank: %lld %lld", (long long)v[0], (long long)v[1]);
+        TU_CHECK(waitio_atomic(j_user, 0, 56, WAITIO_AMO_ADD, WAITIO_AMO_INT64, &one, NULL, &old));
+        TU_CHECK(waitio_rpc(world, 0, 10, NULL, 0, reply, sizeof reply, &rq));
+        TU_CHECK(waitio_wait(&rq));
+        int64_t got;
+        memcpy(&got, reply, 8);
+        if (got != 100)
+            TU_ERR("the nested get of the handler returned %lld, expected 100", (long long)got);
+        TU_CHECK(waitio_atomic(w, 0, CTR_AT + 224, WAITIO_AMO_SET, WAITIO_AMO_INT64, &one, NULL, NULL));
+        TU_CHECK(waitio_quiet());
+    }
+    barrier();
+    TU_CHECK(waitio_win_free(j_user));
+}
+
 int main(int argc, char **argv)
 {
     tu_set_name(argv[0]);
-    const char *phases = "ABCDEFGHI";
+    const char *phases = "ABCDEFGHIJ";
     int expect_n = 0;
     unsigned alarm_s = 60;
     for (int i = 1; i < argc; i++) {
@@ -526,6 +590,8 @@ int main(int argc, char **argv)
         phase_strided(w, base);
     if (strchr(phases, 'I'))
         phase_wait(w, base);
+    if (strchr(phases, 'J'))
+        phase_thread(w, base);
     tu_phase("finish");
     TU_CHECK(waitio_win_free(w));
     barrier();

@@ -6,7 +6,8 @@
 #   3 processes as two PBs (2 + 1) over tcp        (every operation as frames)
 #   5 processes as three PBs (2 + 2 + 1)           (default transports)
 #   3 processes, the target's own checks           (WAITIO_RMA_TEST_NO_ORIGIN_CHECKS=1, and
-#                                                   WAITIO_RMA_DIRECT=0: frames over shm rings)
+#                                                   WAITIO_RMA_DIRECT=0: frames over shm rings;
+#                                                   WAITIO_PROGRESS_THREAD=0: served in calls only)
 #   3 processes with WAITIO_SINGLE_COPY=1          (user and data windows by process_vm_*)
 #   2 processes as two PBs over files              (WAITIO_TRANSPORTS=file)
 # PBs are started with waitio-oshrun inside waitiorun (t_job).
@@ -22,7 +23,7 @@ t_log "seed $seed"
 args=(--seed "$seed" --alarm 50)
 
 check() { # check NAME NPROCS: the verdict line
-  t_expect "$1" "^rma_ops ok: $2 processes, phases ABCDEFGHI" "verdict of group rank 0"
+  t_expect "$1" "^rma_ops ok: $2 processes, phases ABCDEFGHIJ" "verdict of group rank 0"
 }
 # paths NAME: "mapped copy frames" summed over the processes (their finalize lines, WAITIO_LOG=debug)
 paths() {
@@ -39,7 +40,7 @@ t_log "tcp: $m operations on mapped memory (each on itself), $c by single copy, 
 t_run_job five-3pb 80 -- "$run" -np 2 "$P" "${args[@]}" : -- "$run" -np 2 "$P" "${args[@]}" : \
   -- "$run" -np 1 "$P" "${args[@]}" --expect-nprocs 5
 check five-3pb 5
-t_run_job target-checks 60 WAITIO_RMA_TEST_NO_ORIGIN_CHECKS=1 WAITIO_RMA_DIRECT=0 WAITIO_LOG=info \
+t_run_job target-checks 60 WAITIO_RMA_TEST_NO_ORIGIN_CHECKS=1 WAITIO_RMA_DIRECT=0 WAITIO_PROGRESS_THREAD=0 WAITIO_LOG=info \
   -- "$run" -np 3 "$P" "${args[@]}"
 check target-checks 3
 t_expect target-checks "reporting a refused operation .*one-sided access outside" "the target logs what it refused"
