@@ -82,6 +82,7 @@ int waitio_finalize(void)
         return WAITIO_ERR_STATE;
     wio_rma_finalize(e); /* first: stops the progress thread, so nothing else runs from here on */
     int rc = wio_engine_finalize(e);
+    wio_rma_free(e);
     wio_engine_current = NULL;
     wio_engine_free(e);
     wio_adapter_finalize(); /* last: MPI that the adapter initialised goes with WaitIO */

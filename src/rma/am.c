@@ -447,19 +447,27 @@ static int implicit_add(wio_rma *r, wio_req_impl *q)
     return 0;
 }
 
+typedef struct implicit_arg {
+    const wio_rma *rma;
+    uint32_t pid;
+} implicit_arg;
+
 static int implicit_done(void *arg)
 {
-    wio_rma *r = arg;
-    for (size_t i = 0; i < r->nimplicit; i++)
-        if (r->implicit[i]->state != WIO_RS_DONE)
+    const implicit_arg *a = arg;
+    for (size_t i = 0; i < a->rma->nimplicit; i++) {
+        const wio_req_impl *o = a->rma->implicit[i];
+        if (o->state != WIO_RS_DONE && (a->pid == WIO_ID_BOOT || o->peer_id == a->pid))
             return 0;
+    }
     return 1;
 }
 
 /* Waits for every implicit operation (on pid, or all with pid = WIO_ID_BOOT), releases them. */
 static int implicit_complete(wio_rma *r, uint32_t pid)
 {
-    int rc = wio_engine_wait_until(r->e, implicit_done, r, 0);
+    implicit_arg a = {r, pid};
+    int rc = wio_engine_wait_until(r->e, implicit_done, &a, 0);
     if (rc)
         return rc;
     size_t k = 0;

@@ -77,6 +77,9 @@ void wio_rma_attach(wio_engine *e)
         wio_warn("WAITIO_PROGRESS_THREAD=1: %s", waitio_error_message());
 }
 
+/* Before the engine's finalize: the thread stops, this process's operations complete, windows
+ * and handlers go. The layer stays attached while the engine says goodbye, so that frames still
+ * arriving are answered (with errors) instead of breaking the connection; wio_rma_free follows. */
 void wio_rma_finalize(wio_engine *e)
 {
     wio_rma *r = e->ext_ctx;
@@ -89,6 +92,14 @@ void wio_rma_finalize(wio_engine *e)
     (void)wio_am_quiet(r);
     wio_win_free_all(r);
     wio_rpc_free_all(r);
+}
+
+void wio_rma_free(wio_engine *e)
+{
+    wio_rma *r = e->ext_ctx;
+    if (!r)
+        return;
+    wio_rpc_free_all(r); /* calls that arrived during the engine's finalize */
     for (size_t i = 0; i < r->nimplicit; i++)
         if (wio_req_lookup(e, r->implicit_ids[i]) == r->implicit[i])
             wio_req_release(e, r->implicit[i]);

@@ -126,6 +126,7 @@ typedef struct wio_rma {
 /* rma.c */
 void wio_rma_attach(wio_engine *e);     /* at init (api.c) */
 void wio_rma_finalize(wio_engine *e);   /* at finalize, before the engine's (api.c) */
+void wio_rma_free(wio_engine *e);       /* after the engine's finalize (api.c) */
 wio_rma *wio_rma_get(void);             /* the current engine's layer, or NULL (message set) */
 wio_rma_peer *wio_rma_peer_get(wio_rma *r, uint32_t pid); /* NULL only on out-of-memory */
 int wio_rma_wait(wio_rma *r, wio_req_impl *q);            /* waits, releases; its error */
