@@ -47,6 +47,7 @@ typedef struct am_reply {
     wio_rma *rma;
     uint32_t peer;
     void *owned;
+    struct waitio_win *borrowed; /* the window whose memory the payload is */
     uint8_t small[8];
 } am_reply;
 
@@ -594,15 +595,18 @@ static void reply_done(wio_send_item *it, int err)
     wio_rma_peer *p = a->rma->peers[a->peer];
     if (p && p->replies)
         p->replies--;
+    if (a->borrowed)
+        wio_win_reply_done(a->borrowed);
     free(a->owned);
     free(a->more);
     free(a);
 }
 
 /* Sends a reply: gid = its total length, aux = aux0 + the piece's offset. Small payloads are
- * copied; others are borrowed until written (a window's memory) or, with owned, freed after. */
+ * copied; others are borrowed until written (a window's memory: `borrow` then stays mapped until
+ * then, even if the window is freed) or, with owned, freed after. */
 int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, const void *payload,
-                 size_t len, uint64_t aux0, int owned)
+                 size_t len, uint64_t aux0, int owned, struct waitio_win *borrow)
 {
     size_t n = len ? (len + r->chunk - 1) / r->chunk : 1;
     am_reply *a = calloc(1, sizeof *a);
@@ -626,6 +630,9 @@ int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, co
     if (len <= sizeof a->small && payload && !owned) {
         memcpy(a->small, payload, len);
         payload = a->small;
+    } else if (borrow && len) {
+        a->borrowed = borrow;
+        borrow->replies++;
     }
     for (size_t k = 0; k < n; k++) {
         wio_send_item *it = k == 0 ? &a->item : &more[k - 1];
@@ -701,9 +708,9 @@ static int end_get(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
         return -1;
     struct waitio_win *w = wio_win_lookup(r, h->gid, peer);
     if (!w || !in_bounds(w, h->aux, h->src))
-        return wio_am_reply(r, peer, h->id, WIO_RMA_GET, w ? WAITIO_ERR_BOUNDS : WAITIO_ERR_ARG, NULL, 0, 0, 0);
+        return wio_am_reply(r, peer, h->id, WIO_RMA_GET, w ? WAITIO_ERR_BOUNDS : WAITIO_ERR_ARG, NULL, 0, 0, 0, NULL);
     /* straight from the window; the offsets are target offsets, so pieces land where they belong */
-    return wio_am_reply(r, peer, h->id, WIO_RMA_GET, 0, w->base + h->aux, h->src, h->aux, 0);
+    return wio_am_reply(r, peer, h->id, WIO_RMA_GET, 0, w->base + h->aux, h->src, h->aux, 0, w);
 }
 
 static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_hdr *h)
@@ -723,7 +730,7 @@ static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
         err = WAITIO_ERR_ARG;
     if (err) {
         if (h->id)
-            return wio_am_reply(r, peer, h->id, WIO_RMA_AMO, err, NULL, 0, 0, 0);
+            return wio_am_reply(r, peer, h->id, WIO_RMA_AMO, err, NULL, 0, 0, 0, NULL);
         refuse(p, err, h->gid, h->aux, size);
         return 0;
     }
@@ -737,7 +744,7 @@ static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
         } else {
             memcpy(v, &old, 8);
         }
-        return wio_am_reply(r, peer, h->id, WIO_RMA_AMO, 0, v, size, 0, 0);
+        return wio_am_reply(r, peer, h->id, WIO_RMA_AMO, 0, v, size, 0, 0, NULL);
     }
     return 0;
 }
@@ -763,7 +770,7 @@ static int end_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
                      "%llu bytes: %s)", (unsigned)peer, (unsigned)p->err_win, (unsigned long long)p->err_off,
                      (unsigned long long)p->err_len, waitio_strerror(err));
         p->err = 0;
-        return wio_am_reply(r, peer, h->id, WIO_RMA_FLUSH, err, NULL, 0, 0, 0);
+        return wio_am_reply(r, peer, h->id, WIO_RMA_FLUSH, err, NULL, 0, 0, 0, NULL);
     }
     case WIO_RMA_RPC: {
         wio_rpc_call *c = p->rx_call;

@@ -90,7 +90,7 @@ void wio_rma_finalize(wio_engine *e)
               "frames; %llu requests served", (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy,
               (unsigned long long)r->ops_frames, (unsigned long long)r->served);
     (void)wio_am_quiet(r);
-    wio_win_free_all(r);
+    wio_win_retire_all(r);
     wio_rpc_free_all(r);
 }
 
@@ -100,6 +100,7 @@ void wio_rma_free(wio_engine *e)
     if (!r)
         return;
     wio_rpc_free_all(r); /* calls that arrived during the engine's finalize */
+    wio_win_destroy_all(r);
     for (size_t i = 0; i < r->nimplicit; i++)
         if (wio_req_lookup(e, r->implicit_ids[i]) == r->implicit[i])
             wio_req_release(e, r->implicit[i]);

@@ -57,6 +57,8 @@ struct waitio_win {
     void *map;               /* heap: the shared segment (or private mapping) */
     size_t map_len;
     int served;              /* some member reaches this one through frames */
+    uint32_t replies;        /* replies borrowing this part's memory, not yet written */
+    int retired;             /* freed while replies were pending: destroyed after the last */
     wio_block *blocks;       /* symmetric allocator: the part cut into blocks, by offset */
     size_t nblocks, cap_blocks;
 };
@@ -133,7 +135,13 @@ int wio_rma_wait(wio_rma *r, wio_req_impl *q);            /* waits, releases; it
 
 /* window.c */
 struct waitio_win *wio_win_lookup(wio_rma *r, uint32_t id, uint32_t pid);
-void wio_win_free_all(wio_rma *r);
+/* A reply borrowing the window's memory was written (or dropped): a retired window goes when
+ * its last one does. */
+void wio_win_reply_done(struct waitio_win *w);
+/* Finalize: every window leaves the table (frames naming them are refused); memory that replies
+ * still borrow stays mapped until wio_win_destroy_all, after the engine's finalize. */
+void wio_win_retire_all(wio_rma *r);
+void wio_win_destroy_all(wio_rma *r);
 int wio_win_check_rank(struct waitio_win *w, int rank);
 int wio_rma_world_group(wio_rma *r, wio_group **out);
 
@@ -158,7 +166,7 @@ void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err);
 /* target side, for rpc.c: sends a reply (payload copied if copy, else borrowed until written;
  * a malloc'ed payload given with owned = 1 is freed after) */
 int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, const void *payload,
-                 size_t len, uint64_t aux0, int owned);
+                 size_t len, uint64_t aux0, int owned, struct waitio_win *borrow);
 
 /* atomic.c */
 size_t wio_amo_size(int type);

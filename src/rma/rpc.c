@@ -72,7 +72,7 @@ static void run_call(wio_rma *r, wio_rpc_call *c)
         rlen = 0;
     }
     if (!wio_engine_peer_error(e, c->peer))
-        (void)wio_am_reply(r, c->peer, c->origin_req, WIO_RMA_RPC, err, reply, rlen, 0, reply != NULL);
+        (void)wio_am_reply(r, c->peer, c->origin_req, WIO_RMA_RPC, err, reply, rlen, 0, reply != NULL, NULL);
     else
         free(reply);
 }

@@ -496,6 +496,25 @@ int waitio_win_create_data(waitio_group_t grp, waitio_win_t *win)
     return exposed_create(r, (wio_group *)grp, WIO_WIN_DATA, (void *)d.start, d.size, d.image, win);
 }
 
+/* Out of the table; destroyed now, or after the last reply that borrows its memory. */
+static void win_retire(wio_rma *r, struct waitio_win *w)
+{
+    table_remove(r, w);
+    if (w->replies) {
+        w->retired = 1;
+        /* kept on the list of retired windows until then */
+        w->g = NULL;
+        return;
+    }
+    win_destroy(w);
+}
+
+void wio_win_reply_done(struct waitio_win *w)
+{
+    if (w->replies && --w->replies == 0 && w->retired)
+        win_destroy(w);
+}
+
 int waitio_win_free(waitio_win_t win)
 {
     WIO_API_GUARD();
@@ -508,15 +527,21 @@ int waitio_win_free(waitio_win_t win)
      * after every member's quiet, so no frame naming the window can still arrive */
     int rc = wio_am_quiet(r);
     int rc2 = wio_coll_barrier(r->e, win->g);
-    table_remove(r, win);
-    win_destroy(win);
+    win_retire(r, win);
     return rc ? rc : rc2;
 }
 
-void wio_win_free_all(wio_rma *r)
+void wio_win_retire_all(wio_rma *r)
 {
     for (uint32_t i = 0; i < r->nslots; i++)
-        win_destroy(r->wins[i]);
+        if (r->wins[i])
+            win_retire(r, r->wins[i]);
+}
+
+/* After the engine's finalize every reply item is done (written or dropped): nothing is left to
+ * borrow the retired windows' memory. */
+void wio_win_destroy_all(wio_rma *r)
+{
     free(r->wins);
     free(r->gens);
     r->wins = NULL;

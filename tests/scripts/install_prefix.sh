@@ -33,7 +33,7 @@ runpath() { dyn "$1" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
 check_tree() { # check_tree PREFIX
   local p=$1 f rp n=0
   for f in "$p"/bin/*; do
-    head -c 4 "$f" | grep -q ELF || continue # scripts: waitio-oshcc, waitio-oshrun
+    cmp -s -n 4 "$f" <(printf '\177ELF') || continue # scripts: waitio-oshcc, waitio-oshrun
     dyn "$f" | grep -q '(RPATH)' && t_fail "$f has a DT_RPATH (want DT_RUNPATH)"
     rp=$(runpath "$f")
     [ "$rp" = '$ORIGIN/../lib' ] || t_fail "$f: RUNPATH is '$rp', expected \$ORIGIN/../lib"
