@@ -34,7 +34,8 @@ int wio_api_lock_slow(void)
     pthread_mutex_lock(&api_mutex);
     atomic_store_explicit(&owner, me, memory_order_relaxed);
     depth = 1;
-    wio_api_epoch++;
+    /* read without the lock by the progress thread while it naps */
+    __atomic_store_n(&wio_api_epoch, wio_api_epoch + 1, __ATOMIC_RELAXED);
     if (wio_api_on_enter)
         wio_api_on_enter();
     return 1;

@@ -14,7 +14,8 @@
 
 /* hidden: read PC-relative, not through the GOT (one load on the unlocked path) */
 extern int wio_api_locking __attribute__((visibility("hidden"))); /* nonzero while a progress thread runs */
-extern unsigned long wio_api_epoch;     /* outermost user entries so far (under the lock) */
+extern unsigned long wio_api_epoch;     /* outermost user entries so far (written under the lock,
+                                           read with __atomic_load_n by the napping thread) */
 /* Set by the progress thread: called under the lock at a user thread's outermost entry. */
 extern void (*wio_api_on_enter)(void);
 

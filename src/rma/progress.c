@@ -7,7 +7,9 @@
  * thread never spins and never competes with a user thread that is making progress itself:
  *   - it takes the lock, runs one progress round (a forced epoll included) and looks at the
  *     count of user entries; if the user entered the library since its last look, it naps for
- *     WAITIO_PROGRESS_INTERVAL_US (default 1 ms) and looks again — the user's own calls progress;
+ *     WAITIO_PROGRESS_INTERVAL_US (default 1 ms) at a time, looking at the count without the
+ *     lock, until a whole interval passes with no entry — the user's own calls progress, and a
+ *     busy user never meets the thread at the lock;
  *   - otherwise it arms the doorbells of the shared-memory rings (the poller's sleep
  *     handshake), releases the lock and sleeps in poll() on the poller's epoll descriptor and
  *     its own eventfd; a frame on a socket, a doorbell or a wake-up ends the sleep.
@@ -95,7 +97,15 @@ static void *thread_main(void *arg)
         if (wio_api_epoch != seen) { /* the user was in the library: its calls progress */
             seen = wio_api_epoch;
             wio_api_mutex_unlock();
-            nap(t, t->r->thread_interval);
+            /* nap until a whole interval passes without a user entry, looking at the count
+             * without the lock: a busy user never meets this thread at the lock */
+            do {
+                nap(t, t->r->thread_interval);
+                unsigned long now = __atomic_load_n(&wio_api_epoch, __ATOMIC_RELAXED);
+                if (now == seen)
+                    break;
+                seen = now;
+            } while (!atomic_load(&t->stop));
             wio_api_mutex_lock();
             continue;
         }
