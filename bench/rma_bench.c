@@ -13,7 +13,9 @@
  *           baseline of the one-sided latencies over the same transport)
  * Each operation: a warm-up, then BATCHES batches of N operations; the median batch is
  * reported. CSV on stdout (PE 0): op,bytes,ops_per_batch,usec_per_op,MBps.
- * Usage: rma_bench [--ops get8,putq8,fadd,get1m,sget8,pp8] [--scale F]
+ * Usage: rma_bench [--ops get8,putq8,fadd,get1m,sget8,pp8] [--scale F] [--repeat K]
+ * (--repeat: the list K times over, one line per pass: figures to compare, e.g. get8 and pp8
+ * over tcp, are then measured interleaved and meet the same load.)
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r, clock_gettime under -std=c11 */
 #include <stdint.h>
@@ -104,13 +106,16 @@ int main(int argc, char **argv)
 {
     const char *ops = "get8,putq8,fadd,get1m,sget8,pp8";
     double scale = 1;
+    int repeat = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ops") && i + 1 < argc)
             ops = argv[++i];
         else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
             scale = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+            repeat = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: rma_bench [--ops LIST] [--scale F]\n");
+            fprintf(stderr, "usage: rma_bench [--ops LIST] [--scale F] [--repeat K]\n");
             return 2;
         }
     }
@@ -130,6 +135,7 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("op,bytes,ops_per_batch,usec_per_op,MBps\n");
     char list[256];
+    for (int pass = 0; pass < repeat; pass++) {
     snprintf(list, sizeof list, "%s", ops);
     for (char *save = NULL, *op = strtok_r(list, ",", &save); op; op = strtok_r(NULL, ",", &save)) {
         size_t bytes = !strcmp(op, "get1m") ? MIB : 8;
@@ -159,6 +165,7 @@ int main(int argc, char **argv)
             printf("%s,%zu,%ld,%.4f,%.1f\n", op, bytes, n, per * 1e6, (double)bytes / per / 1e6);
             fflush(stdout);
         }
+    }
     }
     shmem_barrier_all();
     shmem_free(big);
