@@ -35,6 +35,14 @@ CONFIGS = {
                      "connect[-stream] --role accept|connect --port-file F"),
     "raw-tcp": ("raw TCP", "one 127.0.0.1 socket, TCP_NODELAY, receiver polls",
                 "waitio-bench raw-pingpong / raw-stream (forks its peer)"),
+    "waitio-file-tmpfs": ("WaitIO file (tmpfs)", "2 PBs of 1 process, file transport only, the "
+                          "shared directory in /dev/shm", "WAITIO_TRANSPORTS=file WAITIO_SCRATCH_DIR=/dev/shm/... "
+                          "waitiorun -- waitio-bench MODE : -- waitio-bench MODE"),
+    "waitio-file-disk": ("WaitIO file (disk)", "as above, the shared directory on the machine's disk "
+                         "(ext4 on a virtual disk)", "WAITIO_TRANSPORTS=file WAITIO_SCRATCH_DIR=<build dir> ..."),
+    "waitio-hybrid": ("WaitIO hybrid", "2 PBs of 1 process, WAITIO_COMM_TYPE=hybrid: shared memory, and "
+                      "files (on disk) for the data of messages of 512 KiB and more",
+                      "WAITIO_COMM_TYPE=hybrid WAITIO_SCRATCH_DIR=<build dir> waitiorun -- ..."),
 }
 PAIR_CONFIGS = {
     "waitio-shm-1pb": ("WaitIO shm, 1 PB", "1 PB of 4 processes, rank r with r^1",
@@ -55,7 +63,9 @@ PAIR_CONFIGS = {
 # (numerator, denominator): ratio tables; latency ratios < 1 and bandwidth ratios > 1 favour
 # the numerator.
 RATIOS = [("waitio-shm", "ompi-shm"), ("waitio-shm", "mpich-shm"), ("waitio-shm", "ompi-connect"),
-          ("waitio-shm", "waitio-tcp"), ("waitio-tcp", "raw-tcp"), ("waitio-tcp", "ompi-tcp")]
+          ("waitio-shm", "waitio-tcp"), ("waitio-tcp", "raw-tcp"), ("waitio-tcp", "ompi-tcp"),
+          ("waitio-file-tmpfs", "waitio-tcp"), ("waitio-file-disk", "waitio-tcp"),
+          ("waitio-hybrid", "waitio-shm")]
 PAIR_RATIOS = [("waitio-shm-1pb", "ompi-shm-adjacent"), ("waitio-shm-1pb", "mpich-shm-adjacent"),
                ("waitio-shm-2pb", "ompi-shm-half"), ("waitio-shm-2pb", "mpich-shm-half")]
 

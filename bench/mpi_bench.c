@@ -153,12 +153,14 @@ static void run_in_job(const opts *o, int kind)
         pingpong(&c, me == 0, &o->measure, o->name);
 }
 
-/* The port name, written to a temporary file renamed into place so the reader never sees half. */
+/* The port name, written to a temporary file renamed into place so the reader never sees half
+ * (mkstemp: an unpredictable name, created exclusively, so no planted symlink is followed). */
 static void publish_port(const char *file, const char *port)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", file);
-    FILE *f = fopen(tmp, "w");
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", file);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f || fprintf(f, "%s\n", port) < 0 || fclose(f) || rename(tmp, file)) {
         fprintf(stderr, "mpi_bench: cannot write the port file %s: %s\n", file, strerror(errno));
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -23,7 +23,7 @@ csv=$out/collectives.csv
 timeout 300 mpirun.openmpi --oversubscribe -np $((2 * P)) "$out/waitio-bench-coll" mpi 1048576 "$iters" >>"$csv"
 for mode in hier flat; do
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=bench-$RANDOM$RANDOM
+  export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=bench-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
   WAITIO_PBID=0 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >>"$csv" &
   pid=$!
   WAITIO_PBID=1 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >/dev/null

@@ -69,8 +69,9 @@ static void print_settings(const wio_config *c)
     printf("  WAITIO_SPIN_US=%g  WAITIO_YIELD_US=%g\n", c->spin_us, c->yield_us);
     printf("  WAITIO_CONNECT_TIMEOUT=%g s  WAITIO_FINALIZE_TIMEOUT=%g s  WAITIO_PEER_TIMEOUT=%g s\n",
            c->connect_timeout, c->finalize_timeout, c->peer_timeout);
-    printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%u  WAITIO_BIND_ALL=%d\n",
-           c->handshake_timeout, c->max_handshakes, c->bind_all);
+    printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%u  WAITIO_BIND_ALL=%d%s\n",
+           c->handshake_timeout, c->max_handshakes, c->bind_all,
+           c->bind_all ? " (listening on every interface)" : " (listening on the advertised address)");
     /* one-sided (src/rma reads these at waitio_init; docs/one-sided.md) */
     const char *pt = getenv("WAITIO_PROGRESS_THREAD"), *heap = getenv("SHMEM_SYMMETRIC_SIZE");
     printf("  one-sided: WAITIO_PROGRESS_THREAD=%s  WAITIO_RMA_DIRECT=%s  SHMEM_SYMMETRIC_SIZE=%s\n",

@@ -8,7 +8,7 @@
  * Owns: where the host is published (a file on a file system every job shares:
  * $WAITIO_SERV_FILE, else $WAITIO_RENDEZVOUS.host, else ~/.waitio/master_host), its format (line
  * 1: the host; line 2, only when WAITIO_MASTER_PORT was set in PB 0's job: the port), writing it
- * atomically with mode 0600, waiting for it, and removing it. "-d" returns at once: the file is
+ * atomically with mode 0600 (mkstemp + rename), waiting for it, and removing it. "-d" returns at once: the file is
  * the message, no daemon is needed. Plain C11 + POSIX; it does not link libwaitio.
  */
 #include <errno.h>
@@ -106,12 +106,13 @@ static bool write_all(int fd, const char *text)
 }
 
 /* Writes "HOST\n[PORT\n]" to a temporary file beside path and renames it over path, so that a
- * reader sees either nothing or the whole content. */
+ * reader sees either nothing or the whole content. The temporary file gets an unpredictable
+ * name from mkstemp (created exclusively, mode 0600): a symlink another user planted in a
+ * shared directory is never followed. */
 static int publish(const char *path, const char *host)
 {
-    char node[256] = "host", tmp[MAX_PATH + 320], content[MAX_HOST + 32];
-    gethostname(node, sizeof node - 1);
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%s.%ld", path, node, (long)getpid()) >= (int)sizeof tmp) {
+    char tmp[MAX_PATH + 16], content[MAX_HOST + 32];
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
         fprintf(stderr, "waitio-serv: path too long: %s\n", path);
         return 1;
     }
@@ -121,9 +122,10 @@ static int publish(const char *path, const char *host)
     else
         snprintf(content, sizeof content, "%s\n", host);
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = mkstemp(tmp);
     if (fd < 0) {
-        fprintf(stderr, "waitio-serv: cannot write %s: %s\n", tmp, strerror(errno));
+        fprintf(stderr, "waitio-serv: cannot create a temporary file beside %s: %s\n", path,
+                strerror(errno));
         return 1;
     }
     bool ok = fchmod(fd, 0600) == 0 && write_all(fd, content) && fsync(fd) == 0;

@@ -47,7 +47,7 @@ if [ -x "$build/tools/waitiorun" ]; then
 else
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   export WAITIO_NPB=3 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port
-  export WAITIO_KEY=heat-$RANDOM$RANDOM
+  export WAITIO_KEY=heat-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
   pids=()
   WAITIO_PBID=0 timeout 120 mpirun.openmpi --oversubscribe -np 1 "$out/code1_waitio" & pids+=($!)
   WAITIO_PBID=1 timeout 120 "${code2[@]}" --coupling waitio & pids+=($!)

@@ -24,7 +24,7 @@ if [ -x "$build/tools/waitiorun" ]; then
     : -- python3 "$here/learner.py"
 else
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=ml-$RANDOM$RANDOM
+  export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=ml-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
   WAITIO_PBID=0 timeout 120 mpirun.openmpi --oversubscribe -np 2 "$out/sim" "$steps" & pid=$!
   WAITIO_PBID=1 timeout 120 python3 "$here/learner.py"
   wait $pid

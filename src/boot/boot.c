@@ -26,6 +26,8 @@
 
 #define ENTRY_LEN WIO_BOOT_ENTRY_LEN
 #define REGISTER_HDR WIO_BOOT_REGISTER_HDR
+_Static_assert(WIO_REGISTER_MAX == REGISTER_HDR + ENTRY_LEN * WIO_REGISTER_BLOCK,
+               "frame.h's REGISTER bound must be one block of table entries");
 #define RETRY_INTERVAL 0.2
 #define REPORT_INTERVAL 5.0 /* seconds between the info lines saying what start-up waits for */
 
@@ -192,6 +194,9 @@ static int advertised_address(const wio_engine *e, const wio_addr *master, wio_a
 /* ------------------------------------------------------------------------------------ */
 /* the rendezvous file                                                                   */
 
+/* Publishes "host port" at path: written to a temporary file with an unpredictable name in the
+ * same directory (mkstemp: created exclusively, so a symlink planted there is never followed),
+ * then renamed over path, so a reader sees nothing or the whole line. */
 static int rdvfile_write(const char *path, const wio_addr *a)
 {
     char tmp[4200], line[128], ip[64];
@@ -205,16 +210,21 @@ static int rdvfile_write(const char *path, const wio_addr *a)
         ip[strlen(ip) - 1] = '\0';
     }
     snprintf(line, sizeof line, "%s %u\n", host, (unsigned)a->port);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+        return wio_fail(WAITIO_ERR_ENV, "rendezvous file path too long: %s", path);
+    int fd = mkstemp(tmp);
     if (fd < 0)
-        return wio_fail(WAITIO_ERR_ENV, "cannot write rendezvous file %s: %s", tmp, strerror(errno));
+        return wio_fail(WAITIO_ERR_ENV, "cannot create a temporary file beside rendezvous file %s: %s",
+                        path, strerror(errno));
     ssize_t n = write(fd, line, strlen(line));
     int ok = n == (ssize_t)strlen(line) && fsync(fd) == 0;
+    int err = errno;
     close(fd);
     if (!ok || rename(tmp, path) != 0) {
+        if (ok)
+            err = errno;
         unlink(tmp);
-        return wio_fail(WAITIO_ERR_ENV, "cannot publish rendezvous file %s: %s", path, strerror(errno));
+        return wio_fail(WAITIO_ERR_ENV, "cannot publish rendezvous file %s: %s", path, strerror(err));
     }
     return 0;
 }
@@ -244,7 +254,8 @@ static int rdvfile_read(const char *path, wio_addr *out)
 
 typedef struct master_conn {
     int pb, rank;             /* -1 until registered (rank: the first one it registered) */
-    uint8_t *reg;             /* REGISTER payload being received */
+    int refused;              /* an ERROR was sent: later blocks are ignored */
+    uint8_t *reg;             /* REGISTER payload being received (one block at a time) */
     wio_send_item item;
     char text[WIO_ERROR_TEXT_MAX];
     int sending;
@@ -331,10 +342,12 @@ static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, 
 {
     (void)ctx;
     master_conn *mc = user;
-    if ( h->type != WIO_FT_REGISTER || mc->pb >= 0 || mc->reg ||
+    if (h->type != WIO_FT_REGISTER || mc->reg ||
         h->len < REGISTER_HDR + ENTRY_LEN || (h->len - REGISTER_HDR) % ENTRY_LEN != 0)
         return -1;
-    mc->reg = malloc(h->len);
+    if (mc->refused)
+        return 0; /* discarded: the process already has its ERROR */
+    mc->reg = malloc(h->len); /* <= WIO_REGISTER_MAX, after authentication */
     if (!mc->reg)
         return -1;
     *dest = mc->reg;
@@ -357,21 +370,29 @@ static int master_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     master *m = ctx;
     master_conn *mc = user;
+    if (!mc->reg)
+        return 0; /* a block after a refusal */
     wio_boot_reg reg;
     const char *why = wio_boot_parse_register(mc->reg, h->len, &reg);
     free(mc->reg);
     mc->reg = NULL;
+    mc->refused = 1; /* unless recorded below */
     if (why) {
         master_reply_error(m, mc, 0, "malformed registration: %s", why);
         return 0;
     }
     if (reg.npb != m->e->npb)
         master_reply_error(m, mc, 0, "WAITIO_NPB=%d but the master has WAITIO_NPB=%d", reg.npb, m->e->npb);
+    else if (mc->pb >= 0 && reg.pb != mc->pb) /* a connection registers blocks of one PB */
+        master_reply_error(m, mc, 0, "PB %d rank %d: registered on the connection of PB %d",
+                           reg.pb, reg.first, mc->pb);
     else if ((why = master_record_block(m, reg.pb, reg.first, reg.size, reg.k, reg.entries)))
         master_reply_error(m, mc, 0, "PB %d rank %d: %s", reg.pb, reg.first, why);
     else {
+        mc->refused = 0;
+        if (mc->pb < 0)
+            mc->rank = reg.first;
         mc->pb = reg.pb;
-        mc->rank = reg.first;
         wio_debug("rendezvous: PB %d ranks %d..%d of %d registered", reg.pb, reg.first,
                   reg.first + reg.k - 1, reg.size);
     }
@@ -399,15 +420,33 @@ static int master_on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned 
     return WIO_TP_ACCEPT;
 }
 
+/* Connections to the master that began a handshake and did not authenticate (a PB with another
+ * key, or strangers): the transport counts them, since nothing of theirs reaches the master. */
+static unsigned long master_unauthenticated(const master *m)
+{
+    return wio_stream_ctx_auth_failures(boot_ctx(m->e));
+}
+
 static void master_on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
-    (void)ctx; (void)err; (void)rejected;
+    master *m = ctx;
+    (void)err; (void)rejected;
     master_conn *mc = user;
-    if (mc) {
-        mc->conn = NULL;
-        if (mc->pb >= 0)
-            wio_debug("rendezvous: PB %d rank %d disconnected: %s", mc->pb, mc->rank, why);
+    if (!mc)
+        return;
+    mc->conn = NULL;
+    if (mc->pb >= 0) {
+        wio_debug("rendezvous: PB %d rank %d disconnected: %s", mc->pb, mc->rank, why);
+        return;
     }
+    /* registered nothing: forget it, so that connections that come and go cost nothing */
+    for (master_conn **pp = &m->conns; *pp; pp = &(*pp)->next)
+        if (*pp == mc) {
+            *pp = mc->next;
+            break;
+        }
+    free(mc->reg);
+    free(mc);
 }
 
 static const wio_tp_handler master_handler = {
@@ -465,7 +504,7 @@ static void master_report(void *arg, double waited)
     char missing[1024];
     master_describe_missing(m, missing, sizeof missing);
     wio_info("rendezvous master: waiting for %s; %.0f of %g s%s", missing, waited, m->timeout,
-             wio_stream_ctx_auth_failures(boot_ctx(m->e)) ? " (some connections failed authentication)" : "");
+             master_unauthenticated(m) ? " (some connections failed authentication)" : "");
 }
 
 static int master_done(void *arg)
@@ -500,8 +539,20 @@ typedef struct boot_block {
     const uint8_t *entries;
 } boot_block;
 
+/* The master's port listens where the others are told to connect: the rendezvous file's
+ * address (ours), else WAITIO_MASTER_HOST as resolved here; every interface only with
+ * WAITIO_BIND_ALL. */
+static wio_addr master_bind_address(const wio_engine *e, const wio_addr *master_host, int port)
+{
+    wio_addr a = e->cfg.rendezvous[0] ? e->self.addr : *master_host;
+    a.port = (uint16_t)port;
+    if (e->cfg.bind_all)
+        memset(a.ip, 0, sizeof a.ip);
+    return a;
+}
+
 static int master_run(wio_engine *e, double deadline, double timeout, const boot_block *b,
-                      uint8_t **table, size_t *table_len)
+                      const wio_addr *master_host, uint8_t **table, size_t *table_len)
 {
     master m = {.e = e, .timeout = timeout};
     m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
@@ -517,8 +568,8 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
     int port = e->cfg.rendezvous[0] && !(port_env && *port_env) ? 0 : e->cfg.master_port;
     wio_listener *l = NULL;
     uint16_t bound_port = 0;
-    wio_addr bind_to = e->cfg.bind_all ? (wio_addr){0} : e->self.addr;
-    int rc = wio_tcp_listen(boot_ctx(e), &bind_to, port, &master_handler, &m, 1, &l, &bound_port);
+    wio_addr at = master_bind_address(e, master_host, port);
+    int rc = wio_tcp_listen(boot_ctx(e), &at, port, &master_handler, &m, 1, &l, &bound_port);
     if (rc) {
         master_free(&m);
         return rc;
@@ -550,10 +601,11 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         char missing[2048], text[WIO_ERROR_TEXT_MAX];
         master_describe_missing(&m, missing, sizeof missing);
         int n = snprintf(text, sizeof text, "start-up timed out after %g s waiting for %s", timeout, missing);
-        unsigned long failed = wio_stream_ctx_auth_failures(boot_ctx(e));
-        if (failed && n > 0 && (size_t)n < sizeof text)
+        unsigned long unauth = master_unauthenticated(&m);
+        if (unauth && n > 0 && (size_t)n < sizeof text)
             snprintf(text + n, sizeof text - (size_t)n, "; %lu connection%s to the master failed "
-                     "authentication (a PB with another instance key?)", failed, failed > 1 ? "s" : "");
+                     "authentication (a PB with another instance key?)", unauth,
+                     unauth > 1 ? "s" : "");
         for (master_conn *mc = m.conns; mc; mc = mc->next)
             master_reply_error(&m, mc, WIO_FF_TIMEOUT, "%s", text);
         wio_engine_wait_until(e, master_flushed, &m, wio_now() + 1.0);
@@ -581,9 +633,10 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
 typedef struct client {
     wio_engine *e;
     wio_stream *conn;
-    uint8_t *reg;
-    size_t reg_len;
-    wio_send_item item;
+    uint8_t *reg;              /* the REGISTER payloads, one per block, back to back */
+    size_t nblocks;
+    size_t k;                  /* entries in all blocks */
+    wio_send_item *items;      /* one per block */
     uint8_t *payload;          /* TABLE or ERROR being received */
     int outcome;               /* 0 waiting, 1 table, 2 error, 3 connection lost */
     int error_code;
@@ -596,17 +649,23 @@ typedef struct client {
     size_t table_len;
 } client;
 
+/* Registers in blocks of at most WIO_REGISTER_BLOCK ranks (frame.h): one REGISTER each. */
 static void client_on_opened(void *ctx, void *user, const wio_peer_hello *hello)
 {
     client *cl = ctx;
     (void)hello;
     (void)user;
-    wio_send_item *it = &cl->item;
-    memset(it, 0, sizeof *it);
-    it->h.type = WIO_FT_REGISTER;
-    it->payload = cl->reg;
-    it->total = cl->reg_len;
-    wio_stream_send(cl->conn, it);
+    const uint8_t *p = cl->reg;
+    for (size_t i = 0; i < cl->nblocks; i++) {
+        size_t k = i + 1 < cl->nblocks ? WIO_REGISTER_BLOCK : cl->k - i * WIO_REGISTER_BLOCK;
+        wio_send_item *it = &cl->items[i];
+        memset(it, 0, sizeof *it);
+        it->h.type = WIO_FT_REGISTER;
+        it->payload = p;
+        it->total = REGISTER_HDR + k * ENTRY_LEN;
+        p += it->total;
+        wio_stream_send(cl->conn, it);
+    }
     cl->registered = 1;
 }
 
@@ -717,17 +776,26 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
 {
     client cl = {.e = e, .since = deadline - timeout, .timeout = timeout};
     double next_report = wio_now() + REPORT_INTERVAL;
-    cl.reg_len = REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
-    if (cl.reg_len > WIO_REGISTER_MAX)
-        return wio_fail(WAITIO_ERR_BOOT, "PB %d is too large to register at once", e->cfg.pbid);
-    cl.reg = malloc(cl.reg_len);
-    if (!cl.reg)
+    cl.k = (size_t)b->k;
+    cl.nblocks = (cl.k + WIO_REGISTER_BLOCK - 1) / WIO_REGISTER_BLOCK;
+    cl.reg = malloc(cl.nblocks * REGISTER_HDR + cl.k * ENTRY_LEN);
+    cl.items = calloc(cl.nblocks, sizeof *cl.items);
+    if (!cl.reg || !cl.items) {
+        free(cl.reg);
+        free(cl.items);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    wio_put_le32(cl.reg, (uint32_t)e->npb);
-    wio_put_le32(cl.reg + 4, (uint32_t)e->cfg.pbid);
-    wio_put_le32(cl.reg + 8, (uint32_t)b->first);
-    wio_put_le32(cl.reg + 12, (uint32_t)e->cfg.local_size);
-    memcpy(cl.reg + REGISTER_HDR, b->entries, (size_t)b->k * ENTRY_LEN);
+    }
+    uint8_t *q = cl.reg;
+    for (size_t i = 0, first = 0; i < cl.nblocks; i++) {
+        size_t k = i + 1 < cl.nblocks ? WIO_REGISTER_BLOCK : cl.k - first;
+        wio_put_le32(q, (uint32_t)e->npb);
+        wio_put_le32(q + 4, (uint32_t)e->cfg.pbid);
+        wio_put_le32(q + 8, (uint32_t)(b->first + (int)first));
+        wio_put_le32(q + 12, (uint32_t)e->cfg.local_size);
+        memcpy(q + REGISTER_HDR, b->entries + first * ENTRY_LEN, k * ENTRY_LEN);
+        q += REGISTER_HDR + k * ENTRY_LEN;
+        first += k;
+    }
     wio_addr master = *first_master;
     int have_master = first_master->family != 0;
     char where[128] = "";
@@ -794,6 +862,7 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     }
     free(cl.table);
     free(cl.reg);
+    free(cl.items);
     return rc;
 }
 
@@ -1145,7 +1214,7 @@ static int register_block(wio_engine *e, double deadline, double timeout, const 
     if ((!e->cfg.rendezvous[0] || !is_master) && (rc = master_address(e, &master, &waiting)))
         return rc;
     if (is_master)
-        return master_run(e, deadline, timeout, b, table, table_len);
+        return master_run(e, deadline, timeout, b, &master, table, table_len);
     if (waiting)
         memset(&master, 0, sizeof master);
     return client_run(e, deadline, timeout, &master, b, table, table_len);
@@ -1217,6 +1286,7 @@ static int boot_streams_open(wio_engine *e)
     wio_stream_params sp = {
         .key = &e->key, .poller = e->poller, .connect_timeout = e->cfg.connect_timeout,
         .handshake_timeout = e->cfg.handshake_timeout, .max_handshakes = e->cfg.max_handshakes,
+        .max_conns = wio_config_max_conns(&e->cfg), /* the master's port is capped the same */
     };
     wio_stream_ctx *ctx;
     int rc = wio_stream_ctx_create(&ctx, &sp);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "core/engine.h"
 
-#define WIO_BOOT_ENTRY_LEN 40 /* docs/protocol.md, "Start-up": one process's table entry */
+#define WIO_BOOT_ENTRY_LEN WIO_TABLE_ENTRY_LEN /* docs/protocol.md, "Start-up": one process's entry */
 #define WIO_BOOT_REGISTER_HDR 16 /* npb, pbid, first rank, PB size; then one entry per rank */
 
 typedef struct wio_boot_reg {

@@ -34,7 +34,18 @@ static void trim_trailing_space(wio_key *k)
         k->len--;
 }
 
-/* Reads a key file, refusing files that others can read or write (as SSH does). */
+static int check_key_length(const wio_key *k, const char *what)
+{
+    if (k->len >= WIO_KEY_MIN)
+        return 0;
+    return wio_fail(WAITIO_ERR_KEY,
+                    "%s holds a key of %zu bytes; at least %d are required (a short key can be "
+                    "guessed offline from one recorded handshake): use e.g. 64 hex digits from "
+                    "'openssl rand -hex 32'", what, k->len, WIO_KEY_MIN);
+}
+
+/* Reads a key file, refusing files that another user owns or that others can read or write
+ * (as SSH does). */
 static int read_key_file(wio_key *k, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -44,6 +55,12 @@ static int read_key_file(wio_key *k, const char *path)
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return wio_fail(WAITIO_ERR_KEY, "key file %s is not a regular file", path);
+    }
+    if (st.st_uid != geteuid()) {
+        close(fd);
+        return wio_fail(WAITIO_ERR_KEY, "key file %s belongs to uid %u, not to this process's "
+                        "user (uid %u): another user could know or change the key", path,
+                        (unsigned)st.st_uid, (unsigned)geteuid());
     }
     if (st.st_mode & (S_IRWXG | S_IRWXO)) {
         close(fd);
@@ -59,28 +76,50 @@ static int read_key_file(wio_key *k, const char *path)
     trim_trailing_space(k);
     if (k->len == 0)
         return wio_fail(WAITIO_ERR_KEY, "key file %s is empty", path);
+    char what[4200];
+    snprintf(what, sizeof what, "key file %s", path);
+    int rc = check_key_length(k, what);
+    if (rc)
+        return rc;
     snprintf(k->source, sizeof k->source, "file %s", path);
     return 0;
 }
 
-/* Creates ~/.waitio/key atomically: write a private temporary file, then link() it into place so
+/* ~/.waitio holds the key: another user who could write there could replace it. */
+static int check_key_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return wio_fail(WAITIO_ERR_KEY, "cannot use %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return wio_fail(WAITIO_ERR_KEY, "%s is not a directory", dir);
+    if (st.st_uid != geteuid())
+        return wio_fail(WAITIO_ERR_KEY, "%s belongs to uid %u, not to this process's user (uid %u)",
+                        dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return wio_fail(WAITIO_ERR_KEY, "%s is writable by other users (mode %03o), who could "
+                        "replace the key; run chmod 700 %s", dir, (unsigned)(st.st_mode & 0777), dir);
+    return 0;
+}
+
+/* Creates ~/.waitio/key atomically: write a private temporary file with an unpredictable name
+ * (mkstemp: O_EXCL, so a planted symlink is never followed), then link() it into place so
  * that concurrent first users all end up reading the same complete key. */
 static int create_user_key(const char *dir, const char *path)
 {
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return wio_fail(WAITIO_ERR_KEY, "cannot create %s: %s", dir, strerror(errno));
     char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
     if (fd < 0)
-        return wio_fail(WAITIO_ERR_KEY, "cannot create %s: %s", tmp, strerror(errno));
+        return wio_fail(WAITIO_ERR_KEY, "cannot create a temporary key file in %s: %s", dir,
+                        strerror(errno));
     uint8_t raw[32];
     char hex[65];
     int rc = wio_random_bytes(raw, sizeof raw);
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(hex + 2 * i, 3, "%02x", raw[i]);
     hex[64] = '\n';
-    if (rc == 0 && write(fd, hex, 65) != 65)
+    if (rc == 0 && (fchmod(fd, 0600) != 0 || write(fd, hex, 65) != 65 || fsync(fd) != 0))
         rc = wio_fail(WAITIO_ERR_KEY, "cannot write %s: %s", tmp, strerror(errno));
     close(fd);
     if (rc == 0 && link(tmp, path) != 0 && errno != EEXIST)
@@ -99,7 +138,7 @@ int wio_key_load(wio_key *k)
             return wio_fail(WAITIO_ERR_KEY, "WAITIO_KEY is longer than %d bytes", WIO_KEY_MAX);
         memcpy(k->bytes, v, k->len);
         snprintf(k->source, sizeof k->source, "WAITIO_KEY");
-        return 0;
+        return check_key_length(k, "WAITIO_KEY");
     }
     v = getenv("WAITIO_KEY_FILE");
     if (v && *v)
@@ -110,27 +149,30 @@ int wio_key_load(wio_key *k)
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s/.waitio", home);
     snprintf(path, sizeof path, "%s/key", dir);
-    if (access(path, F_OK) != 0) {
-        int rc = create_user_key(dir, path);
-        if (rc)
-            return rc;
-    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return wio_fail(WAITIO_ERR_KEY, "cannot create %s: %s", dir, strerror(errno));
+    int rc = check_key_dir(dir);
+    if (rc)
+        return rc;
+    if (access(path, F_OK) != 0 && (rc = create_user_key(dir, path)))
+        return rc;
     return read_key_file(k, path);
 }
 
-void wio_auth_proof(const wio_key *k, int role, const uint8_t nonce_c[WIO_NONCE_LEN],
-                    const uint8_t nonce_a[WIO_NONCE_LEN], uint32_t connector_id,
-                    uint32_t acceptor_id, uint8_t out[WIO_PROOF_LEN])
+void wio_auth_mac(const wio_key *k, int label, const uint8_t *transcript, size_t len,
+                  uint8_t out[WIO_PROOF_LEN])
 {
-    uint8_t msg[8 + 2 * WIO_NONCE_LEN + 8];
-    memcpy(msg, role == WIO_PROOF_ACCEPTOR ? "wio-acc" : "wio-con", 8);
-    memcpy(msg + 8, nonce_c, WIO_NONCE_LEN);
-    memcpy(msg + 8 + WIO_NONCE_LEN, nonce_a, WIO_NONCE_LEN);
-    wio_put_le32(msg + 8 + 2 * WIO_NONCE_LEN, connector_id);
-    wio_put_le32(msg + 12 + 2 * WIO_NONCE_LEN, acceptor_id);
+    static const char labels[3][8] = {"wio-acc", "wio-con", "wio-cma"};
+    uint8_t msg[8 + WIO_AUTH_TRANSCRIPT_MAX];
     unsigned int outlen = WIO_PROOF_LEN;
-    if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, sizeof msg, out, &outlen))
-        memset(out, 0, WIO_PROOF_LEN); /* cannot match a real proof: the handshake fails */
+    memset(out, 0, WIO_PROOF_LEN); /* on any failure: cannot match a real proof */
+    if (label < 0 || label > 2 || len > WIO_AUTH_TRANSCRIPT_MAX)
+        return;
+    memcpy(msg, labels[label], 8);
+    memcpy(msg + 8, transcript, len);
+    if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, 8 + len, out, &outlen) ||
+        outlen != WIO_PROOF_LEN)
+        memset(out, 0, WIO_PROOF_LEN);
 }
 
 int wio_auth_proof_equal(const uint8_t a[WIO_PROOF_LEN], const uint8_t b[WIO_PROOF_LEN])

@@ -61,12 +61,12 @@ typedef struct wio_config {
     size_t eager_credit;           /* unexpected eager bytes one peer may have here; 0 = auto */
     size_t unexpected_max;         /* auto credit: this total shared by all peers, <= 4 MiB each */
     double spin_us, yield_us;      /* wait phases before blocking */
-    double connect_timeout;        /* seconds */
+    double connect_timeout;        /* seconds: our connect + handshake */
+    double handshake_timeout;      /* seconds an incoming connection has to authenticate */
+    int max_handshakes;            /* incoming connections at once that have not authenticated */
+    int bind_all;                  /* WAITIO_BIND_ALL: listen on every interface */
     double finalize_timeout;       /* seconds */
     double peer_timeout;           /* seconds of silence before a peer is declared dead */
-    double handshake_timeout;      /* seconds an accepted connection has for HELLO and AUTH */
-    unsigned max_handshakes;       /* accepted connections in their handshake at once */
-    int bind_all;                  /* WAITIO_BIND_ALL: listen on every interface */
     int transports_set;            /* WAITIO_TRANSPORTS was given (it wins over COMM_TYPE) */
     int master_set;                /* WAITIO_MASTER_HOST was given */
     int comm_type;                 /* WAITIO_COMM_TYPE: WIO_COMM_* */
@@ -88,6 +88,9 @@ int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
 /* How many of the instance variables (WAITIO_NPB, _PBID, _MASTER_HOST, _MASTER_PORT,
  * _RENDEZVOUS) are set. */
 int wio_config_instance_vars_set(void);
+/* Connections a process keeps open (WAITIO_MAX_CONNECTIONS; 0 there: from the descriptor
+ * limit, keeping some for the program; 0 here: no cap). */
+uint32_t wio_config_max_conns(const wio_config *c);
 /* The eager credit granted to each peer once the number of peers is known. */
 size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers);
 /* Parses a size with optional K/M/G suffix; returns -1 on malformed input. */

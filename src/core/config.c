@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "common.h"
 #include "frame.h"
 #include "transport/shm_ring.h"
@@ -242,7 +243,7 @@ int wio_config_instance_vars_set(void)
 
 int wio_config_load(wio_config *c)
 {
-    int rc, max_hs = 64;
+    int rc;
     memset(c, 0, sizeof *c);
     c->master_set = getenv("WAITIO_MASTER_HOST") && *getenv("WAITIO_MASTER_HOST");
     c->npb = 1;
@@ -254,10 +255,10 @@ int wio_config_load(wio_config *c)
     c->spin_us = 50;
     c->yield_us = 2000;
     c->connect_timeout = 30;
-    c->finalize_timeout = 5;
-    c->peer_timeout = 30;
     c->handshake_timeout = 5;
     c->max_handshakes = 64;
+    c->finalize_timeout = 5;
+    c->peer_timeout = 30;
     c->shm_ring = 1u << 20;
     c->single_copy = -1;
     if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, &c->npb_explicit)) ||
@@ -275,21 +276,31 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_SPIN_US", 0, 1e7, &c->spin_us)) ||
         (rc = env_double("WAITIO_YIELD_US", 0, 1e7, &c->yield_us)) ||
         (rc = env_double("WAITIO_CONNECT_TIMEOUT", 0.1, 1e6, &c->connect_timeout)) ||
+        (rc = env_double("WAITIO_HANDSHAKE_TIMEOUT", 0.1, 1e6, &c->handshake_timeout)) ||
+        (rc = env_int("WAITIO_MAX_HANDSHAKES", 1, 1 << 20, &c->max_handshakes, NULL)) ||
+        (rc = env_int("WAITIO_BIND_ALL", 0, 1, &c->bind_all, NULL)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
-        (rc = env_double("WAITIO_HANDSHAKE_TIMEOUT", 0.1, 1e6, &c->handshake_timeout)) ||
-        (rc = env_int("WAITIO_MAX_HANDSHAKES", 1, 1 << 20, &max_hs, NULL)) ||
-        (rc = env_int("WAITIO_BIND_ALL", 0, 1, &c->bind_all, NULL)) ||
+
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
         (rc = env_auto_bool("WAITIO_SINGLE_COPY", &c->single_copy)) ||
         (rc = load_local_rank(c)))
         return rc;
-    c->max_handshakes = (unsigned)max_hs;
     if (c->shm_ring & (c->shm_ring - 1))
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_SHM_RING=%zu is not a power of two", c->shm_ring);
     if (c->pbid >= c->npb)
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_PBID=%d is not below WAITIO_NPB=%d", c->pbid, c->npb);
     return 0;
+}
+
+uint32_t wio_config_max_conns(const wio_config *c)
+{
+    uint32_t n = (uint32_t)c->max_connections;
+    struct rlimit rl;
+    if (!n && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        /* keep some for the program */
+        n = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : rl.rlim_cur > 16 ? (uint32_t)(rl.rlim_cur / 2) : 8;
+    return n;
 }
 
 size_t wio_config_credit_per_peer(const wio_config *c, uint32_t npeers)

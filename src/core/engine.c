@@ -16,6 +16,8 @@
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
 #define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
 #define RECONNECT_DELAY 2.0
+#define DROP_RETRIES 5        /* reconnects after the peer dropped our connect in its handshake */
+#define DROP_RETRY_DELAY 0.05 /* the first one's delay, doubling */
 
 wio_engine *wio_engine_current;
 
@@ -181,7 +183,7 @@ static void bulk_opened(wio_engine *e, wio_peer *p)
 static void bulk_closed(wio_engine *e, wio_peer *p, int err, const char *why, int rejected)
 {
     p->bulk.open = 0;
-    if (rejected || peer_gone(p))
+    if (rejected == WIO_TP_REJECTED || peer_gone(p))
         return; /* the peer's own bulk connection wins and opens; or nothing more goes out */
     wio_debug("bulk connection to process %u closed (%s: %s)", (unsigned)p->id, waitio_strerror(err), why);
     if (!wio_list_empty(&p->bulk_pending))
@@ -353,6 +355,13 @@ static int choose_protocol(wio_engine *e, wio_peer *p, wio_req_impl *r)
 static void send_or_hold(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
     if (!wio_list_empty(&p->held) || choose_protocol(e, p, r) != 0) {
+        /* held: tentatively eager until credit decides (release_held), so that a peer that
+         * fails meanwhile completes it like any queued message (drop_pending calls done) */
+        r->state = WIO_RS_SEND_EAGER;
+        r->item.h.type = WIO_FT_EAGER;
+        r->item.payload = r->buf;
+        r->item.total = r->msg_len;
+        r->item.done = send_eager_done;
         wio_list_insert_tail(&p->held, &r->item.link);
         return;
     }
@@ -511,21 +520,29 @@ static void reopen_after_nack(wio_engine *e, wio_peer *p)
     }
 }
 
-static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
+/* Returns nonzero on a protocol violation. */
+static int idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
 {
     if (flags & WIO_FF_ACK) {
         if (p->state == WIO_PEER_IDLE_CLOSING)
             close_now(e, p); /* everything the peer sent came before its ACK */
-        return;
+        return 0;
     }
     if (flags & WIO_FF_NACK) {
         if (p->state == WIO_PEER_IDLE_CLOSING)
             reopen_after_nack(e, p);
-        return;
+        return 0;
     }
     if (p->state == WIO_PEER_IDLE_CLOSING) { /* both asked at once: both are done sending */
         close_now(e, p);
-        return;
+        return 0;
+    }
+    if (wio_list_linked(&p->close_item.link)) {
+        /* a peer waits for our answer before it asks again; queueing the one item twice
+         * would corrupt the send queue (found by fuzz_session) */
+        wio_warn("process %u asked again to close our connection before our answer went out",
+                 (unsigned)p->id);
+        return -1;
     }
     if (p->state == WIO_PEER_OPEN && peer_idle(e, p)) {
         p->state = WIO_PEER_IDLE_CLOSING;
@@ -534,6 +551,7 @@ static void idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
         wio_debug("process %u asked to close our idle connection; busy here", (unsigned)p->id);
         send_idle_close(e, p, WIO_FF_NACK, ignore_done);
     }
+    return 0;
 }
 
 /* Connections that stay: open ones not already closing. */
@@ -659,6 +677,7 @@ static void on_opened(void *ctx, void *user, const wio_peer_hello *hello)
     wio_peer *p = l->peer;
     wio_engine *e = p->engine;
     WIO_ASSERT(l->conn && (l->bulk || p->state == WIO_PEER_CONNECTING));
+    l->drops = 0;
     if (l->bulk) {
         bulk_opened(e, p);
         return;
@@ -917,8 +936,7 @@ static int on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
         peer_bye_received(e, p);
         return 0;
     case WIO_FT_IDLE_CLOSE:
-        idle_close_frame(e, p, h->flags);
-        return 0;
+        return idle_close_frame(e, p, h->flags);
     case WIO_FT_RMA: /* one-sided layer (src/rma) */
     case WIO_FT_RMA_REPLY:
         return e->ext ? e->ext->frame_end(e->ext_ctx, p->id, h) : -1;
@@ -943,13 +961,22 @@ static void on_closed(void *ctx, void *user, int err, const char *why, int rejec
         bulk_closed(e, p, err, why, rejected);
         return;
     }
-    if (p->state == WIO_PEER_IDLE_CLOSING && !rejected) {
+    if (p->state == WIO_PEER_IDLE_CLOSING && rejected != WIO_TP_REJECTED) {
         idle_close_finished(e, p);
         return;
     }
-    if (rejected) {
+    if (rejected == WIO_TP_REJECTED) {
         /* the peer's own connection to us wins; if it never comes, connect again */
         p->connect_retry_at = wio_now() + RECONNECT_DELAY;
+        return;
+    }
+    if (rejected == WIO_TP_DROPPED && p->state == WIO_PEER_CONNECTING && l->outgoing &&
+        l->drops < DROP_RETRIES) {
+        /* dropped before its verdict: overloaded, or we did not answer within its deadline */
+        double delay = DROP_RETRY_DELAY * (double)(1u << l->drops++);
+        wio_info("connection to process %u closed in its handshake (%s): the peer may be "
+                 "overloaded; reconnecting in %.0f ms", (unsigned)p->id, why, delay * 1000);
+        p->connect_retry_at = wio_now() + delay;
         return;
     }
     if (p->bye_received) {
@@ -1007,11 +1034,13 @@ static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
 
 static void drop_pending(wio_peer *p, int err)
 {
+    /* every queued item has its done callback: the requests complete with err */
     wio_list *queues[3] = {&p->pending, &p->held, &p->bulk_pending};
     for (int q = 0; q < 3; q++)
         while (!wio_list_empty(queues[q])) {
             wio_send_item *it = WIO_CONTAINER_OF(queues[q]->next, wio_send_item, link);
             wio_list_remove(&it->link);
+            WIO_ASSERT(it->done != NULL);
             it->done(it, err);
         }
 }
@@ -1574,10 +1603,7 @@ int wio_engine_start(wio_engine *e)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
-    e->max_conns = (uint32_t)e->cfg.max_connections;
-    struct rlimit rl;
-    if (!e->max_conns && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        e->max_conns = rl.rlim_cur > 128 ? (uint32_t)(rl.rlim_cur - 64) : 64; /* keep some for the program */
+    e->max_conns = wio_config_max_conns(&e->cfg);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     e->oversubscribed = cores > 0 && local > (uint32_t)cores;
     wio_tp_instance inst = {

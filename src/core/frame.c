@@ -34,7 +34,7 @@ static uint64_t payload_bound(unsigned type)
     case WIO_FT_RTS: return WIO_RTS_PAYLOAD_MAX;
     case WIO_FT_RMA:
     case WIO_FT_RMA_REPLY: return WIO_RMA_PAYLOAD_MAX;
-    default: return 0; /* CTS, CREDIT, BYE carry no payload */
+    default: return 0; /* CTS, CREDIT, BYE, IDLE_CLOSE, ACCEPT carry no payload */
     }
 }
 

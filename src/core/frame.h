@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define WIO_FRAME_MAGIC 0x4f495457u /* "WTIO" in little-endian byte order */
-#define WIO_PROTO_VERSION 2
+#define WIO_PROTO_VERSION 2 /* 2: authentication before the owner sees a connection (ACCEPT) */
 #define WIO_FRAME_HDR_SIZE 56
 
 enum wio_frame_type {
@@ -31,7 +31,7 @@ enum wio_frame_type {
     WIO_FT_IDLE_CLOSE = 13, /* close this idle connection (flags: none = request, ACK, NACK) */
     WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
     WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
-    WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the owner's verdict (REJECT) */
+    WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the verdict (flags: REJECT, NACK) */
     WIO_FT_RMA = 17,        /* one-sided request (src/rma/am.c): tag = operation, gid = window */
     WIO_FT_RMA_REPLY = 18,  /* one-sided reply: id = the origin's request, aux = offset */
     WIO_FT_MAX_
@@ -42,19 +42,26 @@ enum wio_frame_type {
 #define WIO_FF_TRUNC 0x0002u  /* CTS: receiver's buffer is too short, no data will be sent */
 #define WIO_FF_TIMEOUT 0x0004u /* ERROR: the failure is a start-up timeout */
 #define WIO_FF_ACK 0x0008u     /* IDLE_CLOSE: agreed, nothing more follows from me */
-#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep the connection */
-#define WIO_FF_SHM 0x0020u     /* HELLO, HELLO_ACK: same host, shared memory wanted / offered */
+#define WIO_FF_NACK 0x0010u    /* IDLE_CLOSE: not idle here, keep it; SHM_READY: not attached; ACCEPT: refused */
+#define WIO_FF_SHM 0x0020u     /* (unused since the shm transport has its own socket) */
 #define WIO_FF_CMA 0x0040u     /* RTS: a direct-read descriptor follows; CTS: the data was read */
 #define WIO_FF_BULK 0x0080u    /* HELLO: a bulk connection (rendezvous DATA only, WIO_TPC_BULK) */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
-#define WIO_REGISTER_MAX (64u << 20)
+/* A table entry (boot.c): one process's addresses for every transport, 40 bytes. */
+#define WIO_TABLE_ENTRY_LEN 40u
+/* A process registers its PB's ranks in blocks of at most WIO_REGISTER_BLOCK table entries
+ * (WIO_TABLE_ENTRY_LEN each, after a 16-byte header): a PB of any size registers in several
+ * frames, and the master never holds more than one block per connection (docs/protocol.md,
+ * "Start-up"). */
+#define WIO_REGISTER_BLOCK 2048u
+#define WIO_REGISTER_MAX (16u + WIO_TABLE_ENTRY_LEN * WIO_REGISTER_BLOCK)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
-#define WIO_RTS_PAYLOAD_MAX 32u /* RTS: the single-copy descriptor (transport/cma.h) */
+#define WIO_RTS_PAYLOAD_MAX 24u /* RTS: a transport's direct-read descriptor (shm: 16 B) */
 #define WIO_RMA_PAYLOAD_MAX (64u << 20) /* RMA, RMA_REPLY: one piece of a put / get / call */
 
 typedef struct wio_frame_hdr {
@@ -73,8 +80,7 @@ typedef struct wio_frame_hdr {
 /* Frames of the connection handshake (before the connection is open). */
 static inline int wio_frame_is_handshake(unsigned type)
 {
-    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || type == WIO_FT_SHM_OFFER || type == WIO_FT_SHM_READY ||
-           type == WIO_FT_ACCEPT;
+    return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || (type >= WIO_FT_SHM_OFFER && type <= WIO_FT_ACCEPT);
 }
 
 void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);

@@ -944,7 +944,7 @@ static int file_open(const wio_tp_params *p, void **out, wio_proc *self)
     wio_stream_params sp = {
         .key = p->key, .poller = p->poller, .eager_limit = p->eager_limit,
         .connect_timeout = p->cfg->connect_timeout, .handshake_timeout = p->cfg->handshake_timeout,
-        .max_handshakes = p->cfg->max_handshakes, .owner = t,
+        .max_handshakes = p->cfg->max_handshakes, .max_conns = wio_config_max_conns(p->cfg), .owner = t,
     };
     if ((rc = wio_stream_ctx_create(&t->ctx, &sp))) {
         free(t);

@@ -19,86 +19,103 @@
 #include "transport/stream.h"
 #include "core/common.h"
 
-#define HELLO_LEN (WIO_NONCE_LEN + 16)
+#define HELLO_LEN WIO_HS_HELLO_LEN
 #define ACK_LEN (WIO_NONCE_LEN + WIO_PROOF_LEN + 12)
+#define ACK_FIELDS (2 + HELLO_LEN) /* where HELLO_ACK's nonce and fields start in the transcript */
 
 _Static_assert(ACK_LEN <= WIO_HANDSHAKE_MAX, "handshake payloads fit hs_payload");
+_Static_assert(WIO_HS_TRANSCRIPT_LEN <= WIO_AUTH_TRANSCRIPT_MAX, "the transcript fits the MAC input");
 
 static const wio_key *key_of(const wio_stream *s) { return wio_stream_ctx_params(s->ctx)->key; }
 
+static void proof(const wio_stream *s, int label, uint8_t out[WIO_PROOF_LEN])
+{
+    wio_auth_mac(key_of(s), label, s->transcript, WIO_HS_TRANSCRIPT_LEN, out);
+}
+
+/* HELLO: a fresh nonce, who we are, whom we want, our limits; it opens the transcript. */
 void wio_hs_send_hello(wio_stream *s)
 {
     const wio_stream_params *p = wio_stream_ctx_params(s->ctx);
     uint8_t *q = s->hs_payload;
-    memcpy(q, s->nonce_mine, WIO_NONCE_LEN);
+    if (wio_random_bytes(q, WIO_NONCE_LEN) != 0) {
+        wio_stream_fail(s, WAITIO_ERR_SYS, "no random nonce", 0);
+        return;
+    }
     wio_put_le32(q + WIO_NONCE_LEN, s->my_id);
     wio_put_le32(q + WIO_NONCE_LEN + 4, s->peer_id);
     wio_put_le32(q + WIO_NONCE_LEN + 8, p->eager_limit);
     wio_put_le32(q + WIO_NONCE_LEN + 12, p->eager_credit);
+    uint16_t flags = (s->purpose & WIO_TPC_BULK) ? WIO_FF_BULK : 0;
+    wio_put_le16(s->transcript, flags);
+    memcpy(s->transcript + 2, q, HELLO_LEN);
     s->state = WIO_SS_WAIT_ACK;
-    wio_stream_send_handshake(s, WIO_FT_HELLO, (s->purpose & WIO_TPC_BULK) ? WIO_FF_BULK : 0, HELLO_LEN);
+    wio_stream_send_handshake(s, WIO_FT_HELLO, flags, HELLO_LEN);
 }
 
 /* Acceptor: the connector says who it is (unproven) and whom it wants. Nothing is decided
- * here but whether the HELLO is well-formed and for us. */
+ * here but whether the HELLO is well-formed and for us; the owner is not told. */
 static int handle_hello(wio_stream *s, const wio_frame_hdr *h)
 {
-    if (h->len != HELLO_LEN)
+    if (h->len != HELLO_LEN || (h->flags & ~WIO_FF_BULK))
         return -1;
     const wio_stream_params *p = wio_stream_ctx_params(s->ctx);
     const uint8_t *q = s->rx_small;
-    memcpy(s->nonce_peer, q, WIO_NONCE_LEN);
     uint32_t claimed = wio_get_le32(q + WIO_NONCE_LEN);
     uint32_t target = wio_get_le32(q + WIO_NONCE_LEN + 4);
-    s->hello.id = claimed;
-    s->hello.eager_limit = wio_get_le32(q + WIO_NONCE_LEN + 8);
-    s->hello.eager_credit = wio_get_le32(q + WIO_NONCE_LEN + 12);
-    s->peer_id = claimed;
-    s->purpose = (h->flags & WIO_FF_BULK) ? WIO_TPC_BULK : 0;
     if (target != s->my_id) {
         wio_stream_fail(s, WAITIO_ERR_PROTO, "HELLO addressed to another process (stale address?)", 0);
         return 1;
     }
-    if (wio_random_bytes(s->nonce_mine, WIO_NONCE_LEN) != 0) {
+    s->peer_id = claimed; /* a claim until AUTH proves it */
+    s->hello.id = claimed;
+    s->hello.eager_limit = wio_get_le32(q + WIO_NONCE_LEN + 8);
+    s->hello.eager_credit = wio_get_le32(q + WIO_NONCE_LEN + 12);
+    s->purpose = (h->flags & WIO_FF_BULK) ? WIO_TPC_BULK : 0;
+    wio_put_le16(s->transcript, h->flags);
+    memcpy(s->transcript + 2, q, HELLO_LEN);
+    uint8_t *fields = s->transcript + ACK_FIELDS;
+    if (wio_random_bytes(fields, WIO_NONCE_LEN) != 0) {
         wio_stream_fail(s, WAITIO_ERR_SYS, "no random nonce", 0);
         return 1;
     }
+    wio_put_le32(fields + WIO_NONCE_LEN, s->my_id);
+    wio_put_le32(fields + WIO_NONCE_LEN + 4, p->eager_limit);
+    wio_put_le32(fields + WIO_NONCE_LEN + 8, p->eager_credit);
     uint8_t *a = s->hs_payload;
-    memcpy(a, s->nonce_mine, WIO_NONCE_LEN);
-    wio_auth_proof(key_of(s), WIO_PROOF_ACCEPTOR, s->nonce_peer, s->nonce_mine, claimed, s->my_id,
-                   a + WIO_NONCE_LEN);
-    wio_put_le32(a + WIO_NONCE_LEN + WIO_PROOF_LEN, s->my_id);
-    wio_put_le32(a + WIO_NONCE_LEN + WIO_PROOF_LEN + 4, p->eager_limit);
-    wio_put_le32(a + WIO_NONCE_LEN + WIO_PROOF_LEN + 8, p->eager_credit);
+    memcpy(a, fields, WIO_NONCE_LEN);
+    proof(s, WIO_AUTH_ACCEPTOR, a + WIO_NONCE_LEN);
+    memcpy(a + WIO_NONCE_LEN + WIO_PROOF_LEN, fields + WIO_NONCE_LEN, 12);
     s->state = WIO_SS_WAIT_AUTH;
     wio_stream_send_handshake(s, WIO_FT_HELLO_ACK, 0, ACK_LEN);
     return s->state == WIO_SS_CLOSED;
 }
 
-/* Connector: the acceptor proved the key; prove it back and wait for the verdict. */
+/* Connector: the acceptor proved the key over the whole exchange; prove it back and wait for
+ * the verdict. */
 static int handle_ack(wio_stream *s, const wio_frame_hdr *h)
 {
-    if (h->len != ACK_LEN)
+    if (h->len != ACK_LEN || h->flags != 0)
         return -1;
     const uint8_t *q = s->rx_small;
-    uint8_t expect[WIO_PROOF_LEN];
-    memcpy(s->nonce_peer, q, WIO_NONCE_LEN);
-    uint32_t acceptor = wio_get_le32(q + WIO_NONCE_LEN + WIO_PROOF_LEN);
-    wio_auth_proof(key_of(s), WIO_PROOF_ACCEPTOR, s->nonce_mine, s->nonce_peer, s->my_id, acceptor, expect);
+    uint8_t *fields = s->transcript + ACK_FIELDS, expect[WIO_PROOF_LEN];
+    memcpy(fields, q, WIO_NONCE_LEN);
+    memcpy(fields + WIO_NONCE_LEN, q + WIO_NONCE_LEN + WIO_PROOF_LEN, 12);
+    uint32_t acceptor = wio_get_le32(fields + WIO_NONCE_LEN);
+    proof(s, WIO_AUTH_ACCEPTOR, expect);
     if (!wio_auth_proof_equal(expect, q + WIO_NONCE_LEN) || acceptor != s->peer_id) {
         wio_stream_fail(s, WAITIO_ERR_AUTH, "peer failed authentication (different WAITIO_KEY?)", 0);
         return 1;
     }
     s->authenticated = 1;
     s->hello.id = acceptor;
-    s->hello.eager_limit = wio_get_le32(q + WIO_NONCE_LEN + WIO_PROOF_LEN + 4);
-    s->hello.eager_credit = wio_get_le32(q + WIO_NONCE_LEN + WIO_PROOF_LEN + 8);
+    s->hello.eager_limit = wio_get_le32(fields + WIO_NONCE_LEN + 4);
+    s->hello.eager_credit = wio_get_le32(fields + WIO_NONCE_LEN + 8);
     if (wio_stream_promote(s) != 0) {
         wio_stream_fail(s, WAITIO_ERR_NOMEM, "out of memory for the connection's buffer", 0);
         return 1;
     }
-    wio_auth_proof(key_of(s), WIO_PROOF_CONNECTOR, s->nonce_mine, s->nonce_peer, s->my_id, acceptor,
-                   s->hs_payload);
+    proof(s, WIO_AUTH_CONNECTOR, s->hs_payload);
     s->state = WIO_SS_WAIT_ACCEPT;
     wio_stream_send_handshake(s, WIO_FT_AUTH, 0, WIO_PROOF_LEN);
     return s->state == WIO_SS_CLOSED;
@@ -110,7 +127,7 @@ static int handle_auth(wio_stream *s, const wio_frame_hdr *h)
     if (h->len != WIO_PROOF_LEN)
         return -1;
     uint8_t expect[WIO_PROOF_LEN];
-    wio_auth_proof(key_of(s), WIO_PROOF_CONNECTOR, s->nonce_peer, s->nonce_mine, s->peer_id, s->my_id, expect);
+    proof(s, WIO_AUTH_CONNECTOR, expect);
     if (!wio_auth_proof_equal(expect, s->rx_small)) {
         wio_stream_fail(s, WAITIO_ERR_AUTH, "authentication failed: peer does not know the instance key", 0);
         return 1;
@@ -142,14 +159,18 @@ static int handle_auth(wio_stream *s, const wio_frame_hdr *h)
         wio_stream_send_handshake(s, WIO_FT_ACCEPT, WIO_FF_REJECT, 0);
         return s->state == WIO_SS_CLOSED;
     case WIO_TP_DUPLICATE: /* usually a simultaneous-connect loser that raced its own close */
-        wio_info("closing connection %s: a second connection from process %u, which is already "
-                 "connected (connect race)", s->desc, (unsigned)s->peer_id);
-        wio_stream_fail(s, WAITIO_ERR_PEER, "duplicate connection", 0);
-        return 1;
+        wio_info("refusing connection %s: process %u is already connected (connect race)", s->desc,
+                 (unsigned)s->peer_id);
+        break;
     default:
-        wio_stream_fail(s, WAITIO_ERR_PROTO, "authenticated as a process this one does not talk to", 0);
-        return 1;
+        wio_warn("refusing connection %s: process %u is not a peer this process can accept now",
+                 s->desc, (unsigned)s->peer_id);
+        break;
     }
+    /* refused: the connector hears why (ACCEPT with NACK) before the connection closes */
+    s->state = WIO_SS_REJECTING;
+    wio_stream_send_handshake(s, WIO_FT_ACCEPT, WIO_FF_NACK, 0);
+    return s->state == WIO_SS_CLOSED;
 }
 
 /* Connector: the acceptor's verdict. */
@@ -157,8 +178,15 @@ static int handle_accept(wio_stream *s, const wio_frame_hdr *h)
 {
     if (h->len != 0)
         return -1;
-    if (s->orphaned && (h->flags & WIO_FF_REJECT)) { /* as its owner expected */
+    if (h->flags & ~(WIO_FF_REJECT | WIO_FF_NACK))
+        return -1;
+    if (s->orphaned && (h->flags & (WIO_FF_REJECT | WIO_FF_NACK))) { /* as its owner expected */
         wio_stream_fail(s, WAITIO_ERR_PEER, "rejected, as expected", 0);
+        return 1;
+    }
+    if (h->flags & WIO_FF_NACK) {
+        wio_stream_fail(s, WAITIO_ERR_PEER, "the peer refused the connection (it does not expect us, "
+                        "or already has a connection from us)", 0);
         return 1;
     }
     if (s->orphaned) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -58,7 +59,9 @@ struct shm_tp {
     uint32_t nprocs, self_id;
     uint64_t host_id;
     char dir[64];
-    char path[108];
+    char path[108];          /* our socket */
+    char lock_path[108];     /* our liveness lock, held for the process's life */
+    int lock_fd;
     size_t ring_size;
     int single_copy;         /* offer and accept single-copy rendezvous */
     int rma_copy;            /* one-sided single copy (rma_copy) allowed */
@@ -96,7 +99,34 @@ static int private_dir(shm_tp *t)
     return 0;
 }
 
-/* Sockets of processes that died without removing theirs: nobody accepts on them. */
+/* Every process holds an exclusive flock on <token>.lock beside its <token>.sock for as long as
+ * it lives (the kernel drops it when the process dies, in any pid or network namespace). The lock
+ * is taken before the socket exists and the socket removed before the lock, so a .lock nobody
+ * holds marks a process that died without cleaning up. Probing liveness by connecting to every
+ * socket instead would cost each live process an accept per starting process, O(n^2) at start. */
+static void lock_path_of(const shm_tp *t, const char *token_hex, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.63s/%.16s.lock", t->dir, token_hex);
+}
+
+static int hold_liveness_lock(shm_tp *t, uint64_t token)
+{
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, token);
+    lock_path_of(t, hex, t->lock_path, sizeof t->lock_path);
+    int fd = open(t->lock_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        int e = errno;
+        t->lock_path[0] = 0; /* not ours: never remove it */
+        return wio_fail(WAITIO_ERR_SYS, "cannot create a lock file in %s: %s", t->dir, strerror(e));
+    }
+    t->lock_fd = fd;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+        return wio_fail(WAITIO_ERR_SYS, "cannot lock %s: %s", t->lock_path, strerror(errno));
+    return 0;
+}
+
+/* Removes the socket and lock of every process that died without removing them. */
 static void sweep_dead_sockets(const shm_tp *t)
 {
     DIR *d = opendir(t->dir);
@@ -105,16 +135,18 @@ static void sweep_dead_sockets(const shm_tp *t)
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t n = strlen(de->d_name);
-        if (n != 16 + 5 || strcmp(de->d_name + 16, ".sock") != 0)
+        if (n != 16 + 5 || strcmp(de->d_name + 16, ".lock") != 0)
             continue;
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        snprintf(sa.sun_path, sizeof sa.sun_path, "%.63s/%.21s", t->dir, de->d_name);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        char lock[108], sock[108];
+        lock_path_of(t, de->d_name, lock, sizeof lock);
+        int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
-            break;
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno == ECONNREFUSED &&
-            unlink(sa.sun_path) == 0)
-            wio_debug("removed the socket %s of a process that is gone", sa.sun_path);
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            snprintf(sock, sizeof sock, "%.63s/%.16s.sock", t->dir, de->d_name);
+            if ((unlink(sock) == 0 || errno == ENOENT) && unlink(lock) == 0)
+                wio_debug("removed the socket %s of a process that is gone", sock);
+        }
         close(fd);
     }
     closedir(d);
@@ -579,6 +611,7 @@ static int shm_open(const wio_tp_params *p, void **out, wio_proc *self)
     t->poller = p->poller;
     t->ring_size = p->cfg->shm_ring;
     t->host_id = self->host_id;
+    t->lock_fd = -1;
     wio_list_init(&t->rings);
     t->src.arg = t;
     t->src.poll = shm_poll;
@@ -587,7 +620,7 @@ static int shm_open(const wio_tp_params *p, void **out, wio_proc *self)
     wio_stream_params sp = {
         .key = p->key, .poller = p->poller, .eager_limit = p->eager_limit,
         .connect_timeout = p->cfg->connect_timeout, .handshake_timeout = p->cfg->handshake_timeout,
-        .max_handshakes = p->cfg->max_handshakes, .owner = t,
+        .max_handshakes = p->cfg->max_handshakes, .max_conns = wio_config_max_conns(p->cfg), .owner = t,
     };
     uint64_t token = 0;
     int rc = private_dir(t);
@@ -599,8 +632,10 @@ static int shm_open(const wio_tp_params *p, void **out, wio_proc *self)
         wio_poller_add_source(p->poller, &t->src);
         sweep_dead_sockets(t);
         wio_shm_sweep_stale();
-        rc = open_listener(t, token | 1);
+        rc = hold_liveness_lock(t, token | 1);
     }
+    if (!rc)
+        rc = open_listener(t, token | 1);
     if (rc) {
         shm_close(t);
         return rc;
@@ -694,6 +729,10 @@ static void shm_close(void *tp)
     wio_stream_ctx_destroy(t->ctx);
     if (t->path[0])
         unlink(t->path);
+    if (t->lock_path[0])
+        unlink(t->lock_path); /* after the socket: see hold_liveness_lock */
+    if (t->lock_fd >= 0)
+        close(t->lock_fd);
     if (t->dir[0])
         (void)rmdir(t->dir); /* only when no other process of ours uses it */
     if (wio_list_linked(&t->src.link))

@@ -31,6 +31,10 @@
 #define ACCEPT_PAUSE_MIN 0.1       /* seconds a listener rests after EMFILE, doubling ... */
 #define ACCEPT_PAUSE_MAX 1.0       /* ... up to this */
 #define FD_RESERVE_SLACK 32        /* descriptors left to the program when accepting */
+#define HS_IDLE_MIN 0.25           /* a handshake is dropped for a newer one only after this idle */
+#define HS_FLOOR 4                 /* handshakes always allowed, even at the connection cap */
+#define HS_LOG_BURST 20            /* unauthenticated closes logged at once, then HS_LOG_RATE/s */
+#define HS_LOG_RATE 1.0
 
 enum rx_state { RX_HEADER, RX_PAYLOAD };
 
@@ -42,7 +46,8 @@ struct wio_listener {
     const wio_tp_handler *handler;
     void *hctx;
     int armed;                 /* in the poller */
-    int paused;                /* out of the poller until resume_at */
+    int paused;                /* out of the poller until resume_at (0: until a slot frees) */
+    int paused_full;           /* paused for a full handshake table: a freed slot resumes it */
     double resume_at, pause;
     wio_list link;             /* ctx->listeners */
 };
@@ -57,8 +62,8 @@ struct wio_stream_ctx {
     size_t nstreams, nhandshakes;
     size_t fd_budget;          /* streams above which listeners stop accepting */
     unsigned long auth_failures;
-    double next_emfile_log;
-    unsigned emfile_suppressed;
+    double log_tokens, log_last;   /* rate limit of what strangers make us log */
+    unsigned long log_suppressed;
     wio_poll_source src;
 };
 
@@ -236,8 +241,6 @@ int wio_stream_start_connect(wio_stream *s, uint32_t my_id, uint32_t target_id, 
     s->deadline = wio_now() + ctx->p.connect_timeout;
     wio_list_insert_tail(&ctx->streams, &s->link);
     ctx->nstreams++;
-    if (wio_random_bytes(s->nonce_mine, WIO_NONCE_LEN) != 0)
-        return WAITIO_ERR_SYS;
     s->state = WIO_SS_CONNECTING;
     if (register_fd(s, EPOLLIN | (pipe_ready ? 0 : EPOLLOUT)) != 0)
         return WAITIO_ERR_SYS;
@@ -247,24 +250,72 @@ int wio_stream_start_connect(wio_stream *s, uint32_t my_id, uint32_t target_id, 
     return 0;
 }
 
-/* Accepted connections cost a fixed buffer and count against max_handshakes: the oldest
- * unauthenticated one makes room for a new one. */
+/* Accepted connections that have not authenticated: in ctx->handshakes, least recently active
+ * first; each costs its stream (a fixed buffer) and a descriptor. */
 int wio_stream_start_accept(wio_stream *s)
 {
     wio_stream_ctx *ctx = s->ctx;
-    if (ctx->nhandshakes >= ctx->p.max_handshakes) {
-        wio_stream *oldest = WIO_CONTAINER_OF(ctx->handshakes.next, wio_stream, link);
-        wio_stream_fail(oldest, WAITIO_ERR_TIMEOUT,
-                        "dropped: too many connections in their handshake (oldest first)", 0);
-    }
     s->state = WIO_SS_WAIT_HELLO;
-    s->deadline = wio_now() + ctx->p.handshake_timeout;
+    s->hs_active = wio_now();
+    s->deadline = s->hs_active + ctx->p.handshake_timeout;
     s->in_handshake_list = 1;
     wio_list_insert_tail(&ctx->handshakes, &s->link);
     ctx->nhandshakes++;
     if (register_fd(s, EPOLLIN) != 0)
         return WAITIO_ERR_SYS;
     return 0; /* a pipe without a descriptor (files, memory) is polled by its transport */
+}
+
+/* A handshake made progress: to the tail of the table (it is not idle). */
+static void hs_touch(wio_stream *s)
+{
+    if (!s->in_handshake_list)
+        return;
+    s->hs_active = wio_now();
+    wio_list_remove(&s->link);
+    wio_list_insert_tail(&s->ctx->handshakes, &s->link);
+}
+
+/* Handshakes allowed at once: max_handshakes, fewer when the open connections approach the
+ * owner's cap (handshakes count against it), never fewer than HS_FLOOR (the owner's cap is
+ * soft: it closes idle connections once a new one has authenticated). */
+static size_t hs_capacity(const wio_stream_ctx *ctx)
+{
+    size_t cap = ctx->p.max_handshakes;
+    if (ctx->p.max_conns) {
+        size_t room = ctx->p.max_conns > ctx->nstreams ? ctx->p.max_conns - ctx->nstreams : 0;
+        if (room < HS_FLOOR)
+            room = HS_FLOOR;
+        if (room < cap)
+            cap = room;
+    }
+    return cap;
+}
+
+/* Drops the handshake idle the longest, if it has been idle at least HS_IDLE_MIN (a legitimate
+ * peer answers within milliseconds; one that connects and waits is dropped for a newer one).
+ * Returns 1 if one left the table, 0 if none may be dropped yet (*when: when one may). */
+static int hs_make_room(wio_stream_ctx *ctx, double now, double *when)
+{
+    while (!wio_list_empty(&ctx->handshakes)) {
+        wio_stream *s = WIO_CONTAINER_OF(ctx->handshakes.next, wio_stream, link);
+        if (now - s->hs_active < HS_IDLE_MIN) {
+            *when = s->hs_active + HS_IDLE_MIN;
+            return 0;
+        }
+        double before = s->hs_active;
+        if (s->fd >= 0)
+            wio_stream_read(s); /* its bytes may be waiting in this very epoll batch */
+        if (s->state == WIO_SS_CLOSED || !s->in_handshake_list)
+            return 1;
+        if (s->hs_active != before)
+            continue; /* it moved to the tail: look at the next one */
+        wio_stream_fail(s, WAITIO_ERR_TIMEOUT, "dropped: too many connections in their handshake, "
+                        "and this one was idle the longest", 0);
+        return 1;
+    }
+    *when = now + HS_IDLE_MIN;
+    return 0;
 }
 
 /* Authenticated and owned: out of the handshake list, into the streams, full-size buffer. */
@@ -287,6 +338,7 @@ int wio_stream_promote(wio_stream *s)
         s->in_handshake_list = 0;
         wio_list_insert_tail(&ctx->streams, &s->link);
         ctx->nstreams++;
+        wio_stream_listeners_resume(ctx);
     }
     return 0;
 }
@@ -329,30 +381,70 @@ void wio_stream_close(wio_stream *s, int err)
     wio_stream_listeners_resume(ctx);
 }
 
+/* Strangers can make us log as fast as they connect: at most HS_LOG_BURST lines at once, then
+ * HS_LOG_RATE a second, with the count of what was left out. 1 if this line may be written. */
+static int log_take(wio_stream_ctx *ctx, unsigned long *suppressed)
+{
+    double now = wio_now();
+    ctx->log_tokens = ctx->log_last == 0 ? HS_LOG_BURST : ctx->log_tokens + (now - ctx->log_last) * HS_LOG_RATE;
+    if (ctx->log_tokens > HS_LOG_BURST)
+        ctx->log_tokens = HS_LOG_BURST;
+    ctx->log_last = now;
+    if (ctx->log_tokens < 1) {
+        ctx->log_suppressed++;
+        return 0;
+    }
+    ctx->log_tokens -= 1;
+    *suppressed = ctx->log_suppressed;
+    ctx->log_suppressed = 0;
+    return 1;
+}
+
+/* An accepted connection that never authenticated: logged (rate-limited), nothing else. */
+static void log_unauthenticated(wio_stream *s, int err, const char *why)
+{
+    if ((s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER) || err == WAITIO_ERR_AUTH)
+        s->ctx->auth_failures++;
+    int level = err == WAITIO_ERR_PEER && s->state != WIO_SS_WAIT_AUTH ? WIO_LOG_INFO : WIO_LOG_WARN;
+    unsigned long dropped;
+    if (wio_log_level_current < level || !log_take(s->ctx, &dropped))
+        return;
+    char more[80] = "";
+    if (dropped)
+        snprintf(more, sizeof more, " [%lu similar messages suppressed]", dropped);
+    /* one that saw our proof and left lacks the key (or finalized mid-handshake); one that
+     * leaves before it even said HELLO is not worth a warning */
+    if (s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER)
+        wio_warn("connection %s: authentication not completed (%s); a peer without the instance "
+                 "key?%s", s->desc, why, more);
+    else if (level == WIO_LOG_INFO)
+        wio_info("closing connection %s before authentication: %s%s", s->desc, why, more);
+    else
+        wio_warn("closing connection %s before authentication: %s%s", s->desc, why, more);
+}
+
+/* The pipe broke (EOF, reset) while we, the connector, waited for HELLO_ACK or ACCEPT: the
+ * acceptor dropped us before its verdict (overloaded, or we did not poll within its deadline),
+ * and its owner may connect again. A peer found dead by other means is not "dropped". */
+static int dropped_in_handshake(const wio_stream *s)
+{
+    return s->initiator && (s->state == WIO_SS_WAIT_ACK || s->state == WIO_SS_WAIT_ACCEPT)
+               ? WIO_TP_DROPPED : 0;
+}
+
 void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
 {
     if (s->state == WIO_SS_CLOSED)
         return;
     int owned = s->user != NULL;
-    if (s->orphaned) {
-        wio_debug("abandoned connection %s closed: %s", s->desc, why);
-    } else if (!s->authenticated && !s->initiator) {
-        /* a peer that saw our proof and left lacks the key (or finalized mid-handshake): worth a
-         * warning, as a malformed frame is; one that leaves before it even said HELLO is not */
-        if ((s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER) || err == WAITIO_ERR_AUTH)
-            s->ctx->auth_failures++;
-        if (s->state == WIO_SS_WAIT_AUTH && err == WAITIO_ERR_PEER)
-            wio_warn("connection %s: authentication not completed (%s); a peer without the "
-                     "instance key?", s->desc, why);
-        else if (err == WAITIO_ERR_PEER)
-            wio_info("closing connection %s before authentication: %s", s->desc, why);
-        else
-            wio_warn("closing connection %s before authentication: %s", s->desc, why);
-    } else if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH || err == WAITIO_ERR_TIMEOUT) {
-        wio_warn("closing connection %s: %s", s->desc, why);
-    } else {
+    if (s->orphaned || s->state == WIO_SS_REJECTING)
         wio_debug("connection %s closed: %s", s->desc, why);
-    }
+    else if (!s->authenticated && !s->initiator)
+        log_unauthenticated(s, err, why);
+    else if (err == WAITIO_ERR_PROTO || err == WAITIO_ERR_AUTH || err == WAITIO_ERR_TIMEOUT)
+        wio_warn("closing connection %s: %s", s->desc, why);
+    else
+        wio_debug("connection %s closed: %s", s->desc, why);
     const wio_tp_handler *h = s->handler;
     void *hctx = s->hctx, *user = s->user;
     wio_stream_close(s, err);
@@ -449,7 +541,7 @@ static int stream_flush(wio_stream *s)
             }
             char why[128];
             snprintf(why, sizeof why, "send failed: %s", strerror(errno));
-            wio_stream_fail(s, WAITIO_ERR_PEER, why, 0);
+            wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
             return -1;
         }
         it->frame_sent += (size_t)n;
@@ -484,7 +576,7 @@ static int stream_flush(wio_stream *s)
         pipe->shutdown(s);
     }
     if (s->state == WIO_SS_REJECTING)
-        wio_stream_fail(s, WAITIO_ERR_PEER, "simultaneous connect resolved in favour of ours", 0);
+        wio_stream_fail(s, WAITIO_ERR_PEER, "closed after our verdict (ACCEPT with REJECT or NACK)", 0);
     return 0;
 }
 
@@ -673,17 +765,23 @@ void wio_stream_read(wio_stream *s)
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return;
             char why[128];
-            if (errno == EPROTO)
+            int corrupt = errno == EPROTO;
+            if (corrupt)
                 snprintf(why, sizeof why, "corrupt data in the %s pipe", s->kind->name);
             else
                 snprintf(why, sizeof why, "receive failed: %s", strerror(errno));
-            wio_stream_fail(s, errno == EPROTO ? WAITIO_ERR_PROTO : WAITIO_ERR_PEER, why, 0);
+            if (corrupt)
+                wio_stream_fail(s, WAITIO_ERR_PROTO, why, 0);
+            else
+                wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
             return;
         }
         if (n == 0) {
             wio_stream_eof(s);
             return;
         }
+        if (s->in_handshake_list)
+            hs_touch(s);
         if (direct) {
             s->rx_got += (size_t)n;
             if (s->rx_got == s->rx_hdr.len && frame_complete(s))
@@ -701,7 +799,8 @@ void wio_stream_read(wio_stream *s)
 void wio_stream_eof(wio_stream *s)
 {
     wio_stream_fail(s, WAITIO_ERR_PEER, s->state == WIO_SS_SHUTDOWN ? "closed after our half-close (finalize or idle close)"
-                                                                    : "peer closed the connection", 0);
+                                                                    : "peer closed the connection",
+                    dropped_in_handshake(s));
 }
 
 /* A socket pipe finished connecting (EPOLLOUT while CONNECTING). */
@@ -883,13 +982,17 @@ void wio_listener_close(wio_listener *l)
     free(l);
 }
 
-static void listener_pause(wio_listener *l, double seconds)
+/* Takes the listener out of the poller until `until` (0: until a handshake slot frees): left in,
+ * a level-triggered listener we do not accept from would wake every epoll_wait at once. */
+static void listener_pause(wio_listener *l, double until, int full)
 {
-    if (l->paused || !l->armed)
+    if (!l->armed)
         return;
-    wio_poller_del(l->ctx->p.poller, &l->pf);
+    if (!l->paused)
+        wio_poller_del(l->ctx->p.poller, &l->pf);
     l->paused = 1;
-    l->resume_at = wio_now() + seconds;
+    l->resume_at = until;
+    l->paused_full = full;
 }
 
 static void listener_resume(wio_listener *l)
@@ -897,17 +1000,17 @@ static void listener_resume(wio_listener *l)
     if (!l->paused)
         return;
     if (wio_poller_add(l->ctx->p.poller, &l->pf, l->pf.fd, EPOLLIN) == 0)
-        l->paused = 0;
+        l->paused = l->paused_full = 0;
 }
 
-/* A stream closed: a listener paused for the descriptor budget may take connections again. */
+/* A stream closed or authenticated: listeners waiting for a slot may accept again. */
 void wio_stream_listeners_resume(wio_stream_ctx *ctx)
 {
     if (wio_stream_ctx_count(ctx) >= ctx->fd_budget)
         return;
     for (wio_list *pos = ctx->listeners.next; pos != &ctx->listeners; pos = pos->next) {
         wio_listener *l = WIO_CONTAINER_OF(pos, wio_listener, link);
-        if (l->paused && l->resume_at == 0)
+        if (l->paused && (l->resume_at == 0 || l->paused_full))
             listener_resume(l);
     }
 }
@@ -919,33 +1022,50 @@ static void listeners_tick(wio_stream_ctx *ctx, double now)
         if (l->paused && l->resume_at > 0 && now >= l->resume_at)
             listener_resume(l);
     }
-    if (ctx->emfile_suppressed && now >= ctx->next_emfile_log) {
-        wio_warn("accept: out of descriptors %u more times in the last second", ctx->emfile_suppressed);
-        ctx->emfile_suppressed = 0;
-        ctx->next_emfile_log = now + 1.0;
-    }
+    reserve_take();
 }
 
-/* Out of descriptors: take one connection off the backlog with the reserve descriptor and
- * close it (so the peer is not left hanging), rest the listener, log at most once a second. */
-static void accept_emfile(wio_listener *l, int err)
+static void accept_log(wio_stream_ctx *ctx, const char *what, int err, double pause)
+{
+    unsigned long dropped;
+    if (!log_take(ctx, &dropped))
+        return;
+    char more[64] = "";
+    if (dropped)
+        snprintf(more, sizeof more, " (%lu more since the last message)", dropped);
+    wio_warn("accepting connections: %s (%s)%s; pausing accepts for %.0f ms", strerror(err), what, more,
+             pause * 1000);
+}
+
+static double next_pause(wio_listener *l)
+{
+    double p = l->pause;
+    l->pause = p * 2 > ACCEPT_PAUSE_MAX ? ACCEPT_PAUSE_MAX : p * 2;
+    return p;
+}
+
+/* Out of descriptors: free one by dropping an idle handshake, else take one connection off the
+ * backlog with the reserve descriptor and close it (the connector learns at once instead of
+ * waiting), and rest. Returns 1 if accepting may go on now. */
+static int accept_out_of_fds(wio_listener *l, int err, double now)
 {
     wio_stream_ctx *ctx = l->ctx;
+    double unused;
+    if (hs_make_room(ctx, now, &unused))
+        return 1;
+    const char *what = "no descriptor to spare";
     if (wio_stream_ctx_release_reserve(ctx)) {
         int fd = accept4(l->pf.fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+            what = "closed one waiting connection with the reserve descriptor";
+        }
         reserve_take();
     }
-    double now = wio_now();
-    if (now >= ctx->next_emfile_log) {
-        wio_warn("accept: %s; listener paused %.1f s", strerror(err), l->pause);
-        ctx->next_emfile_log = now + 1.0;
-    } else {
-        ctx->emfile_suppressed++;
-    }
-    listener_pause(l, l->pause);
-    l->pause = l->pause * 2 > ACCEPT_PAUSE_MAX ? ACCEPT_PAUSE_MAX : l->pause * 2;
+    double pause = next_pause(l);
+    accept_log(ctx, what, err, pause);
+    listener_pause(l, now + pause, 0);
+    return 0;
 }
 
 static void accept_one(wio_listener *l, int fd)
@@ -969,21 +1089,50 @@ static void listener_ready(wio_poll_fd *pf, uint32_t events)
 {
     (void)events;
     wio_listener *l = pf->arg;
+    wio_stream_ctx *ctx = l->ctx;
+    double now = wio_now();
     for (int i = 0; i < ACCEPT_BATCH; i++) {
-        if (wio_stream_ctx_count(l->ctx) >= l->ctx->fd_budget) {
-            listener_pause(l, 0);
-            l->resume_at = 0; /* until a stream closes */
+        double when;
+        /* At the descriptor budget the same policy as at EMFILE: the handshake idle the
+         * longest makes room, else the listener rests (until a stream closes, at the latest
+         * when a handshake may be dropped) */
+        if (wio_stream_ctx_count(ctx) >= ctx->fd_budget && !hs_make_room(ctx, now, &when)) {
+            accept_log(ctx, "at the descriptor limit (ulimit -n) less those kept for the program",
+                       EMFILE, when - now);
+            listener_pause(l, when, 1);
+            return;
+        }
+        /* the reserve descriptor first: without it our own next connect could fail */
+        reserve_take();
+        if (reserve_fd < 0 && !hs_make_room(ctx, now, &when)) {
+            double pause = next_pause(l);
+            accept_log(ctx, "none left beside the reserve one", EMFILE, pause);
+            listener_pause(l, now + pause, 0);
+            return;
+        }
+        if (ctx->nhandshakes >= hs_capacity(ctx) && !hs_make_room(ctx, now, &when)) {
+            listener_pause(l, when, 1); /* or sooner, when a handshake ends */
             return;
         }
         int fd = accept4(pf->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                accept_emfile(l, errno);
-            else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-                wio_warn("accept failed: %s", strerror(errno));
+            int err = errno;
+            if (err == EAGAIN || err == EWOULDBLOCK) {
+                l->pause = ACCEPT_PAUSE_MIN;
+                return;
+            }
+            if (err == EINTR || err == ECONNABORTED || err == EPROTO || err == EPERM)
+                continue;
+            if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+                if (accept_out_of_fds(l, err, now))
+                    continue;
+                return;
+            }
+            double pause = next_pause(l);
+            accept_log(ctx, "unexpected error", err, pause);
+            listener_pause(l, now + pause, 0);
             return;
         }
-        l->pause = ACCEPT_PAUSE_MIN;
         accept_one(l, fd);
     }
 }

@@ -26,6 +26,9 @@
 
 typedef struct wio_stream wio_stream;
 typedef struct wio_stream_ctx wio_stream_ctx;
+
+#define WIO_HS_HELLO_LEN (WIO_NONCE_LEN + 16)
+#define WIO_HS_TRANSCRIPT_LEN (2 + WIO_HS_HELLO_LEN + WIO_NONCE_LEN + 12)
 typedef struct wio_listener wio_listener;
 
 /* How bytes move. Like sendmsg/recv: bytes moved, or -1 with errno (EAGAIN: would block);
@@ -88,7 +91,8 @@ struct wio_stream {
     void *user;                /* the owner's object: NULL until the owner accepted it */
     uint32_t my_id, peer_id;
     unsigned purpose;          /* WIO_TPC_* of the connection (from HELLO) */
-    uint8_t nonce_mine[WIO_NONCE_LEN], nonce_peer[WIO_NONCE_LEN];
+    /* what both proofs cover: HELLO's flags and payload, then HELLO_ACK's nonce and fields */
+    uint8_t transcript[WIO_HS_TRANSCRIPT_LEN];
     wio_peer_hello hello;      /* what the peer announced */
     double deadline;           /* the handshake must finish before this */
     char desc[96];
@@ -111,6 +115,7 @@ struct wio_stream {
     uint8_t hs_rbuf[WIO_STREAM_HS_RBUF];
     wio_list link;             /* ctx->streams, ctx->handshakes, or ctx->zombies */
     int in_handshake_list;
+    double hs_active;          /* in the handshake table: when it last made progress */
     int authenticated;         /* the peer proved the key */
     int orphaned;              /* abandoned by its owner: finishes its handshake quietly */
     int data_fd;               /* counted in the poller's data descriptors */
@@ -127,6 +132,7 @@ typedef struct wio_stream_params {
     double connect_timeout;     /* connector: connect + handshake */
     double handshake_timeout;   /* acceptor: HELLO and AUTH */
     unsigned max_handshakes;    /* accepted connections still in their handshake */
+    uint32_t max_conns;         /* the owner's connection cap (0: none), which handshakes count against */
     void *owner;                /* the transport that made the context */
 } wio_stream_params;
 

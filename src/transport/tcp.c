@@ -149,7 +149,7 @@ static int tcp_open(const wio_tp_params *p, void **out, wio_proc *self)
     wio_stream_params sp = {
         .key = p->key, .poller = p->poller, .eager_limit = p->eager_limit,
         .connect_timeout = cfg->connect_timeout, .handshake_timeout = cfg->handshake_timeout,
-        .max_handshakes = cfg->max_handshakes,
+        .max_handshakes = cfg->max_handshakes, .max_conns = wio_config_max_conns(cfg),
     };
     int rc = wio_stream_ctx_create(&t->ctx, &sp);
     if (rc) {

@@ -87,6 +87,9 @@ enum wio_tp_verdict {
     WIO_TP_DUPLICATE = -2, /* already connected: a benign connect race, dropped quietly */
 };
 
+/* How a connection ended, for wio_tp_handler.closed's `rejected`. */
+enum { WIO_TP_FAILED = 0, WIO_TP_REJECTED = 1, WIO_TP_DROPPED = 2 };
+
 /* Connection purposes, from the connector's HELLO (flags of wio_transport_ops.connect). */
 #define WIO_TPC_BULK 0x1u /* carries only rendezvous DATA beside the peer's main connection */
 /* incoming only: a connection of ours that its owner abandoned (conn_abandon) was accepted by the
@@ -105,8 +108,10 @@ typedef struct wio_tp_handler {
     /* A header arrived: set *dest for its payload (NULL discards it); nonzero = protocol error */
     int (*frame_begin)(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest);
     int (*frame_end)(void *ctx, void *user, const wio_frame_hdr *h);
-    /* The connection is gone: err a WAITIO_ERR_* code, why a human reason; rejected = 1 when
-     * the peer chose its own connection in a simultaneous connect. Not called after
+    /* The connection is gone: err a WAITIO_ERR_* code, why a human reason; rejected =
+     * WIO_TP_REJECTED when the peer chose its own connection in a simultaneous connect,
+     * WIO_TP_DROPPED when the peer dropped our connection before its verdict (overloaded, or we
+     * did not answer within its deadline: connecting again may work). Not called after
      * conn_close. */
     void (*closed)(void *ctx, void *user, int err, const char *why, int rejected);
     /* Credit bytes to piggyback on the next frame to this connection's peer. */

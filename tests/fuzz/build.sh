@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # build.sh — builds the libFuzzer harnesses (clang, -fsanitize=fuzzer,address,undefined) from the
-# library's sources into DIR. Usage: tests/fuzz/build.sh DIR
+# library's sources into DIR: the library is compiled once, then linked into each harness.
+# Usage: tests/fuzz/build.sh DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
-mkdir -p "$out"
-srcs=$(ls "$root"/src/core/*.c "$root"/src/boot/*.c "$root"/src/transport/*.c "$root"/src/coll/*.c "$root"/src/mpi/*.c "$root"/src/rma/*.c)
-flags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$root/include -I$root/src"
-for h in frame register handshake segment; do
-  clang $flags "$root/tests/fuzz/fuzz_$h.c" $srcs -o "$out/fuzz_$h" -lcrypto
+mkdir -p "$out/obj"
+common="-std=c11 -D_GNU_SOURCE -g -O1 -fno-sanitize-recover=undefined -I$root/include -I$root/src"
+ls "$root"/src/core/*.c "$root"/src/boot/*.c "$root"/src/transport/*.c "$root"/src/coll/*.c "$root"/src/mpi/*.c "$root"/src/rma/*.c |
+  xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; clang $3 -fsanitize=fuzzer-no-link,address,undefined -c "$2" -o "$o"' _ "$out" {} "$common"
+for h in frame register handshake session segment; do
+  clang $common -fsanitize=fuzzer,address,undefined "$root/tests/fuzz/fuzz_$h.c" "$out"/obj/*.o -o "$out/fuzz_$h" -lcrypto
 done

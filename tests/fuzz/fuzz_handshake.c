@@ -2,7 +2,8 @@
  * socketpair at a stream in the acceptor's handshake state (HELLO expected), and go through the
  * real receive path (buffering, header checks, sequence numbers, handshake, authentication) of
  * transport/stream.c and handshake.c. Without the key the input cannot get past AUTH: nothing
- * may reach the owner's callbacks (checked), crash or leak. */
+ * may reach the owner's callbacks (checked), crash or leak. fuzz_session.c continues where this
+ * one stops. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>

@@ -34,3 +34,23 @@ put("register", "reg-block", b"\x01" + reg)
 put("register", "reg-one", b"\x01" + struct.pack("<IIII", 2, 0, 1, 2) + entry(4002))
 table = struct.pack("<III", 2, 1, 2) + entry(4000) + entry(4001) + entry(4002)
 put("register", "table-2pb", b"\x02" + table)
+
+# fuzz_session: byte 0 = what the harness repairs (1 seq, 2 length, 4 request ids), then the
+# frames process 1 sends after the handshake (group 3, process 1 is rank 1; the harness posted
+# receives of tags 0..3 and a 300 KiB rendezvous send, request ids 0..4 in that order)
+msgs = [
+    hdr(4, 100, gid=3, src=1, tag=0) + bytes(range(100)),                       # eager, matched
+    hdr(4, 5000, gid=3, src=1, tag=9) + b"u" * 5000,                            # eager, unexpected
+    hdr(5, 0, gid=3, src=1, tag=1, id_=77, aux=40000),                          # RTS
+    hdr(7, 32768, id_=1, aux=0) + b"d" * 32768,                                 # DATA for it
+    hdr(5, 16, flags=0x40, gid=3, src=1, tag=2, id_=78, aux=1000) + struct.pack("<QQ", 4096, 8192),
+    hdr(5, 8, flags=0x40, gid=3, src=1, tag=2, id_=79, aux=1000) + struct.pack("<Q", 4096),
+    hdr(6, 0, id_=4, aux=12345),                                                # CTS for the send
+    hdr(6, 0, flags=0x40, id_=4, aux=1),                                        # CTS(CMA): not offered
+    hdr(8, 0, credit=65536), hdr(13, 0), hdr(13, 0, flags=0x8), hdr(9, 0),      # CREDIT, IDLE_CLOSE, BYE
+    hdr(10, 48), hdr(1, 48) + bytes(48),                                        # no business here
+]
+put("session", "all-kinds", b"\x07" + b"".join(msgs))
+for i, m in enumerate(msgs):
+    put("session", f"one-{i}", b"\x07" + m)
+put("session", "raw", b"\x00" + hdr(4, 10, seq=2, gid=3, src=1) + b"0123456789")

@@ -3,8 +3,9 @@
  * in ROUNDS rounds (sizes 100 B, 100 KiB, 300 KiB: eager and rendezvous), each message carrying
  * (sender, receiver, round, pair index) and a pattern checked byte by byte; the round number
  * proves that nothing is reordered across connections being closed and reopened. Meant to run
- * with WAITIO_MAX_CONNECTIONS small. Reports the most descriptors the process held.
- * Usage: core_alltoall [rounds] [max_fds]
+ * with WAITIO_MAX_CONNECTIONS small. Reports the most descriptors the process held. The
+ * security tests start it late and slow (connections are opened lazily, while an attack runs).
+ * Usage: core_alltoall [rounds] [max_fds] [pause_ms_per_round] [start_delay_ms]
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 4;
     int max_fds = argc > 2 ? atoi(argv[2]) : 0;
+    int pause_ms = argc > 3 ? atoi(argv[3]) : 0;
+    int delay_ms = argc > 4 ? atoi(argv[4]) : 0;
     alarm(200);
     CK(waitio_init(60));
     int npb;
@@ -62,7 +65,11 @@ int main(int argc, char **argv)
     CK(waitio_group_rank(g, &me));
     CK(waitio_group_size(g, &n));
     uint8_t *out = malloc(300 << 10), *in = malloc(300 << 10), *want = malloc(300 << 10);
-    for (int round = 0; round < rounds; round++)
+    if (delay_ms > 0)
+        usleep((useconds_t)delay_ms * 1000);
+    for (int round = 0; round < rounds; round++) {
+        if (round > 0 && pause_ms > 0)
+            usleep((useconds_t)pause_ms * 1000);
         for (int k = 1; k < n; k++) {
             int dst = (me + k) % n, src = (me - k + n) % n;
             size_t so = size_of(round, k), si = size_of(round, k);
@@ -82,6 +89,7 @@ int main(int argc, char **argv)
             int fds = open_fds();
             peak = fds > peak ? fds : peak;
         }
+    }
     CK(waitio_finalize());
     printf("core_alltoall rank %d: %d rounds with %d peers ok, at most %d descriptors open\n", me,
            rounds, n - 1, peak);

@@ -11,7 +11,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export WAITIO_KEY=garbage-$RANDOM WAITIO_NPB=2 WAITIO_MASTER_PORT=$port WAITIO_MASTER_HOST=127.0.0.1
+export WAITIO_KEY=garbage-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n') WAITIO_NPB=2 WAITIO_MASTER_PORT=$port WAITIO_MASTER_HOST=127.0.0.1
 WAITIO_LOG=warn WAITIO_PBID=0 timeout 50 "$prog" 5 40 >"$dir/pb0" 2>&1 &
 pids+=($!)
 python3 - "$port" <<'PY'
@@ -24,7 +24,7 @@ def conn():
         except OSError:
             time.sleep(0.05)
     raise SystemExit("master never listened")
-def hdr(magic=0x4f495457, version=1, ftype=1, seq=0, length=48):
+def hdr(magic=0x4f495457, version=2, ftype=1, seq=0, length=48):
     return struct.pack("<IBBHIIIIQQQQ", magic, version, ftype, 0, seq, 0, 0, 0, 0, length, 0, 0)
 payloads = [os.urandom(4096), hdr()[:20], hdr(magic=0xdeadbeef), hdr(length=1 << 40),
             hdr(version=9), hdr(ftype=4, length=10) + b"x" * 10, hdr(seq=5)]

@@ -8,7 +8,7 @@ dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
-export WAITIO_KEY=rdv-$RANDOM$RANDOM WAITIO_NPB=2 WAITIO_RENDEZVOUS=$dir/instance.rdv
+export WAITIO_KEY=rdv-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n') WAITIO_NPB=2 WAITIO_RENDEZVOUS=$dir/instance.rdv
 unset WAITIO_MASTER_PORT WAITIO_MASTER_HOST
 for rank in 0 1 2; do
   WAITIO_PBID=1 WAITIO_PB_RANK=$rank WAITIO_PB_SIZE=3 timeout 50 "$prog" 10 40 >"$dir/pb1.$rank" 2>&1 &

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # fuzz_smoke.sh — builds the libFuzzer harnesses (frame decoder, start-up parsers, a whole
-# accepted connection through the handshake, segment and record files) and runs each for
-# WAITIO_FUZZ_SECONDS (default 15)
-# from the seed corpus. A crash, leak or sanitizer report fails the test; the reproducer is kept
+# accepted connection from a stranger through the handshake, an authenticated connection whose
+# frames reach the engine, and the file transport's segment and record files) and runs each for
+# WAITIO_FUZZ_SECONDS (default 12: the five share the minute the three had) from the seed corpus.
+# A crash, leak or sanitizer report fails the test; the reproducer is kept
 # in the build directory. Longer runs by hand: tests/fuzz/build.sh DIR, then DIR/fuzz_NAME CORPUS.
 # timeout: 300
 set -euo pipefail
-secs=${WAITIO_FUZZ_SECONDS:-15}
+secs=${WAITIO_FUZZ_SECONDS:-12}
 out=$WAITIO_BUILD_DIR/fuzz
 if ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){(void)d;(void)n;return 0;}' |
      clang -x c -fsanitize=fuzzer - -o /tmp/wio-fuzz-probe.$$ 2>/dev/null; then
@@ -17,7 +18,7 @@ bash "$WAITIO_SOURCE_DIR/tests/fuzz/build.sh" "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for h in frame register handshake segment; do
+for h in frame register handshake session segment; do
   cp -r "$WAITIO_SOURCE_DIR/tests/fuzz/corpus/$h" "$work/$h"
   log=$out/fuzz_$h.log
   if (cd "$out" && ./fuzz_$h -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \

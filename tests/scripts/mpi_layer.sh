@@ -9,7 +9,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export WAITIO_KEY=layer-$RANDOM$RANDOM WAITIO_NPB=2 WAITIO_MASTER_PORT=$port WAITIO_MASTER_HOST=127.0.0.1
+export WAITIO_KEY=layer-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n') WAITIO_NPB=2 WAITIO_MASTER_PORT=$port WAITIO_MASTER_HOST=127.0.0.1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 count=${MPI_LAYER_COUNT:-1048576}
 WAITIO_PBID=0 setsid timeout 220 mpirun.openmpi --oversubscribe -np 2 "$TEST_PROGS/mpi_layer.ompi" "$count" >"$dir/pb0" 2>&1 &

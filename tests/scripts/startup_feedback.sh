@@ -20,7 +20,7 @@ inst=(WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_
 t_start master 20 env "${inst[@]}" WAITIO_PBID=0 "$probe" --label master --timeout 7 --expect TIMEOUT \
   --msg 'PB 1' --msg '1 connection to the master failed authentication'
 sleep 0.5
-t_start intruder 20 env "${inst[@]}" WAITIO_KEY=another-key WAITIO_PBID=1 "$probe" --label intruder --expect AUTH
+t_start intruder 20 env "${inst[@]}" WAITIO_KEY=another-key-0123456789abcdef WAITIO_PBID=1 "$probe" --label intruder --expect AUTH
 cport=$(t_free_port)
 t_start client 20 env WAITIO_NPB=2 WAITIO_PBID=1 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$cport \
   WAITIO_KEY=$key WAITIO_LOG=info "$probe" --label client --timeout 7 --expect TIMEOUT

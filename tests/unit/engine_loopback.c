@@ -189,6 +189,34 @@ static void test_credit(void)
     teardown();
 }
 
+/* Messages held at the sender for lack of credit when the receiver dies complete with
+ * WAITIO_ERR_PEER like every other queued message (they once had no completion callback). */
+static void test_held_then_crash(void)
+{
+    enum { N = 32, LEN = 1000 };
+    setup(2, 0, 4096, 4 * 1024);
+    static uint8_t src[N][LEN];
+    wio_req_impl *s[N];
+    for (int i = 0; i < N; i++)
+        CHECK(wio_engine_isend(E[0], G[0], 1, src[i], LEN, 6, WIO_CTX_USER, &s[i]) == 0);
+    pump(2000);
+    int held = 0;
+    for (wio_list *l = E[0]->peers[1]->held.next; l != &E[0]->peers[1]->held; l = l->next)
+        held++;
+    CHECK(held > 1);
+    loop_crash(1);
+    wio_engine *dead = E[1];
+    E[1] = NULL;
+    CHECK(pump_until(s, N, 20000));
+    int failed = 0;
+    for (int i = 0; i < N; i++)
+        failed += s[i]->status.error == WAITIO_ERR_PEER;
+    CHECK(failed >= held);
+    printf("held then crash: %d held, %d sends failed with WAITIO_ERR_PEER\n", held, failed);
+    wio_engine_free(dead);
+    teardown();
+}
+
 /* A buffer too short: the receive fails with WAITIO_ERR_TRUNCATE (status len = sent length),
  * the send succeeds, and the connection carries on. */
 static void test_truncate(void)
@@ -327,6 +355,7 @@ int main(void)
 {
     test_exchange();
     test_credit();
+    test_held_then_crash();
     test_truncate();
     test_peer_crash();
     test_idle_close();
