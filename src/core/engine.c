@@ -1179,8 +1179,9 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
         if (ready(arg))
             return 0;
         /* a frame arrived (e.g. a one-sided request this wait served): the phases start over, so
-         * a process that serves traffic while it waits keeps answering at polling speed */
-        if (e->frames_in != frames) {
+         * a process that serves traffic while it waits keeps answering at polling speed — unless
+         * the host is oversubscribed (no spin phase), where a waiter must give its core away */
+        if (e->frames_in != frames && spin > 0) {
             frames = e->frames_in;
             t0 = -1;
         }
