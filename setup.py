@@ -7,7 +7,7 @@ from setuptools import Extension, setup
 
 here = os.path.dirname(os.path.abspath(__file__))
 sources = ["python/waitio/_core.c"]
-for layer in ("core", "boot", "transport", "coll", "mpi"):
+for layer in ("core", "boot", "transport", "coll", "mpi", "rma"):
     sources += sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, "src", layer, "*.c")))
 
 setup(
@@ -17,6 +17,7 @@ setup(
         Extension(
             "waitio._core",
             sources=sources,
+            depends=["python/waitio/_core_rma.c"],  # included by _core.c
             include_dirs=["include", "src"],
             define_macros=[("_GNU_SOURCE", None)],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers",

@@ -143,6 +143,8 @@ enum waitio_error {
     WAITIO_ERR_NOT_MEMBER = 15,  /* this process is not a member of the group */
     WAITIO_ERR_CANCELLED = 16,   /* request cancelled (waitio_cancel or finalize) */
     WAITIO_ERR_UNREACHABLE = 17, /* no transport can reach the peer */
+    WAITIO_ERR_BOUNDS = 18,      /* one-sided access outside the target's window (waitio_rma.h) */
+    WAITIO_ERR_RPC = 19,         /* remote procedure call: no handler with that id, or it failed */
     WAITIO_ERR_MAX_
 };
 

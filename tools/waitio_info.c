@@ -72,6 +72,11 @@ static void print_settings(const wio_config *c)
     printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%u  WAITIO_BIND_ALL=%d%s\n",
            c->handshake_timeout, c->max_handshakes, c->bind_all,
            c->bind_all ? " (listening on every interface)" : " (listening on the advertised address)");
+    /* one-sided (src/rma reads these at waitio_init; docs/one-sided.md) */
+    const char *pt = getenv("WAITIO_PROGRESS_THREAD"), *heap = getenv("SHMEM_SYMMETRIC_SIZE");
+    printf("  one-sided: WAITIO_PROGRESS_THREAD=%s  WAITIO_RMA_DIRECT=%s  SHMEM_SYMMETRIC_SIZE=%s\n",
+           pt && *pt ? pt : "auto", getenv("WAITIO_RMA_DIRECT") ? getenv("WAITIO_RMA_DIRECT") : "1",
+           heap && *heap ? heap : "64M");
     const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
                       : getenv("WAITIO_KEY_FILE") ? getenv("WAITIO_KEY_FILE") : "~/.waitio/key";
     printf("  instance key from: %s\n", key);

@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import importlib
 import operator
 import os
 import pickle
@@ -33,15 +34,19 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._core import (ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, LAND, LOR, LXOR, MAX, MIN, PROD, SUM,
-                    Error, Request, get_nprocs, initialized, local_rank, local_size, pb_rank,
-                    pb_size)
+from ._core import (AMO_ADD, AMO_AND, AMO_CSWAP, AMO_FETCH, AMO_OR, AMO_SET, AMO_SWAP, AMO_XOR,
+                    ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
+                    CMP_NE, LAND, LOR, LXOR, MAX, MIN, PROD, SIGNAL_ADD, SIGNAL_SET, SUM, Error,
+                    Request, get_nprocs, initialized, local_rank, local_size, pb_rank, pb_size)
 
 __all__ = [
     "Error", "Comm", "Request", "init", "finalize", "initialized", "session", "universe",
     "pbheads", "create_group", "waitall", "pb_rank", "pb_size", "local_rank", "local_size",
     "get_nprocs", "ANY_SOURCE", "ANY_TAG", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR",
     "BAND", "BOR", "BXOR", "__version__",
+    "Window", "rma_world", "quiet", "fence", "progress", "rpc_register", "AMO_FETCH", "AMO_SET",
+    "AMO_SWAP", "AMO_CSWAP", "AMO_ADD", "AMO_AND", "AMO_OR", "AMO_XOR", "CMP_EQ", "CMP_NE",
+    "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE", "SIGNAL_SET", "SIGNAL_ADD",
 ]
 
 
@@ -295,6 +300,23 @@ class Comm:
         """Block until every member has entered the barrier (as :meth:`Barrier`)."""
         self._g.barrier()
 
+    # -- remote procedure calls (one-sided; docs/one-sided.md) ----------------------------
+    def Irpc(self, target: int, handler: int, args: Buffer, reply: Buffer) -> Request:
+        """Call handler ``handler`` on ``target`` with ``args``; the request completes when the
+        reply is in the writable buffer ``reply`` (its status's nbytes: the reply's length)."""
+        return self._g.irpc(target, handler, args, reply)
+
+    def rpc(self, target: int, handler: int, args: Buffer = b"", reply_max: int = 65536) -> bytes:
+        """Call handler ``handler`` on ``target`` and return its reply (at most ``reply_max``
+        bytes). Handlers are registered with :func:`rpc_register`."""
+        reply = bytearray(reply_max)
+        _, _, n = self._g.irpc(target, handler, args, reply).wait()
+        return bytes(reply[:n])
+
+    def rpc_ff(self, target: int, handler: int, args: Buffer = b"") -> None:
+        """Call a handler without waiting for it; :func:`quiet` returns once it has run."""
+        self._g.rpc_ff(target, handler, args)
+
     def __repr__(self) -> str:
         return f"<waitio.Comm rank {self.rank} of {self.size}>"
 
@@ -337,3 +359,141 @@ def create_group(gid: int, members: Sequence[Member], order: Optional[Sequence[i
     if order is None:
         order = [p + 1 for p in range(len(nprocs))]
     return Comm(_core.create_group(gid, lists, list(order)))
+
+
+# ---- one-sided communication (waitio_rma.h; docs/one-sided.md) ---------------------------
+
+
+class Window:
+    """Memory of every member of a group that the others read and write directly.
+
+    ``Window.allocate(comm, size)`` gives each member ``size`` zeroed bytes (members of one host
+    share them through shared memory); ``Window.create(comm, buf)`` exposes a writable buffer of
+    each member's own. This member's part is a buffer: ``np.frombuffer(win, dtype)`` views it.
+    Offsets are in bytes. Every creation and :meth:`Free` is collective over the group.
+    """
+
+    def __init__(self, win: _core.Window, comm: Comm) -> None:
+        """Wraps a window of the compiled core; use :meth:`allocate` or :meth:`create`."""
+        self._w = win
+        self.comm = comm
+
+    @classmethod
+    def allocate(cls, comm: Comm, size: int) -> "Window":
+        """``size`` bytes on every member (the same size everywhere), zero-filled."""
+        return cls(_core.win_allocate(comm._g, size), comm)
+
+    @classmethod
+    def create(cls, comm: Comm, buf: Buffer) -> "Window":
+        """Expose the writable, C-contiguous ``buf`` (kept exported until :meth:`Free`)."""
+        return cls(_core.win_create(comm._g, buf), comm)
+
+    @property
+    def size(self) -> int:
+        """Bytes of this member's part."""
+        return self._w.size
+
+    def target_size(self, target: int) -> int:
+        """Bytes of ``target``'s part."""
+        return self._w.target_size(target)
+
+    def __buffer__(self, flags: int) -> memoryview:
+        """This member's part (PEP 688)."""
+        return self._w.memory()
+
+    def memory(self) -> memoryview:
+        """A writable view of this member's part (free() is refused while one exists)."""
+        return self._w.memory()
+
+    def numpy(self, dtype: Any = "u1") -> Any:
+        """This member's part as a NumPy array of ``dtype`` (NumPy must be installed)."""
+        numpy = importlib.import_module("numpy")
+        return numpy.frombuffer(self._w.memory(), dtype=dtype)
+
+    def Put(self, buf: Buffer, target: int, offset: int = 0) -> None:
+        """Copy ``buf`` to byte ``offset`` of ``target``'s part (returns when ``buf`` may change)."""
+        self._w.put(target, offset, buf)
+
+    def Get(self, buf: Buffer, target: int, offset: int = 0) -> None:
+        """Fill the writable ``buf`` from byte ``offset`` of ``target``'s part."""
+        self._w.get(target, offset, buf)
+
+    def Iput(self, buf: Buffer, target: int, offset: int = 0) -> Request:
+        """Start a put; the request completes when ``buf`` may change."""
+        return self._w.iput(target, offset, buf)
+
+    def Iget(self, buf: Buffer, target: int, offset: int = 0) -> Request:
+        """Start a get; the request completes when ``buf`` holds the data."""
+        return self._w.iget(target, offset, buf)
+
+    def Flush(self, target: int) -> None:
+        """Complete, at ``target``, every earlier operation of this process on it."""
+        self._w.flush(target)
+
+    def atomic(self, op: int, target: int, offset: int, value: Union[int, float, None] = None,
+               compare: Union[int, float, None] = None, dtype: str = "int64",
+               fetch: bool = True) -> Union[int, float, None]:
+        """Atomic ``op`` (``AMO_*``) on the word at ``offset`` of ``target``'s part; ``dtype``
+        is int32, int64, uint32, uint64 (every op), float32 or float64 (fetch, set, swap).
+        Returns the old value, or None with ``fetch=False`` (complete after :meth:`Flush`)."""
+        return self._w.atomic(op, target, offset, value, compare, dtype, fetch)
+
+    def fetch_add(self, target: int, offset: int, value: int, dtype: str = "int64") -> int:
+        """Add ``value`` to the word and return its old value."""
+        old = self._w.atomic(AMO_ADD, target, offset, value, None, dtype, True)
+        assert isinstance(old, int)
+        return old
+
+    def compare_swap(self, target: int, offset: int, compare: int, value: int, dtype: str = "int64") -> int:
+        """Store ``value`` if the word equals ``compare``; return the old value."""
+        old = self._w.atomic(AMO_CSWAP, target, offset, value, compare, dtype, True)
+        assert isinstance(old, int)
+        return old
+
+    def put_signal(self, buf: Buffer, target: int, offset: int, sig_offset: int, signal: int,
+                   sig_op: int = SIGNAL_ADD) -> None:
+        """Put ``buf``, then set or add (``SIGNAL_SET``/``SIGNAL_ADD``) the 64-bit word at
+        ``sig_offset``: a target that sees the signal sees the data."""
+        self._w.put_signal(target, offset, buf, sig_offset, signal, sig_op)
+
+    def wait_until(self, offset: int, cmp: int, value: int, dtype: str = "int64",
+                   timeout: float = -1.0) -> None:
+        """Wait until this member's word at ``offset`` compares (``CMP_*``) with ``value``."""
+        self._w.wait_until(offset, cmp, value, dtype, timeout)
+
+    def Free(self) -> None:
+        """Release the window (collective). No view of its memory may remain."""
+        self._w.free()
+
+    def __repr__(self) -> str:
+        return f"<waitio.Window of {self.size} bytes on rank {self.comm.rank}>"
+
+
+def rma_world() -> Comm:
+    """All processes, in universe order, for one-sided use (its own group: its collectives
+    never meet the universe's)."""
+    if not _core.initialized():
+        init()
+    return Comm(_core.rma_world())
+
+
+def quiet() -> None:
+    """Complete every one-sided operation this process started (puts, atomics, calls)."""
+    _core.quiet()
+
+
+def fence() -> None:
+    """Order this process's earlier puts, atomics and signals to each target before later ones."""
+    _core.fence()
+
+
+def progress() -> None:
+    """Serve one-sided requests and remote calls once (handlers run inside WaitIO calls)."""
+    _core.progress()
+
+
+def rpc_register(handler: int, fn: Optional[Callable[[int, bytes], Optional[Buffer]]]) -> None:
+    """Register ``fn(origin, args) -> reply`` (bytes-like or None) as handler ``handler``
+    (0 .. 65279), or remove it with None. It runs inside this program's own WaitIO calls; an
+    exception fails the caller's request."""
+    _core.rpc_register(handler, fn)

@@ -4,8 +4,9 @@
  * memoryview, CPU torch tensors) without copies. The Python-level API (mpi4py style, pickled
  * objects) is in __init__.py; the types are described in _core.pyi.
  *
- * Types: Group (a WaitIO group) and Request (a pending isend/irecv; it keeps the buffer
- * exported until completion, so the memory cannot move or disappear while WaitIO uses it).
+ * Types: Group (a WaitIO group), Request (a pending isend/irecv or one-sided operation; it keeps
+ * the buffer exported until completion, so the memory cannot move or disappear while WaitIO uses
+ * it) and Window (one-sided, in _core_rma.c, which this file includes).
  *
  * Errors, as mpi4py raises them: TypeError for an object that is not a buffer (or a rank/tag
  * that is not an integer), ValueError for a negative or unsendable tag, a rank outside the
@@ -280,6 +281,8 @@ typedef struct {
     int has_buf;
     int done;
     int error;
+    Py_buffer buf2;   /* a remote call's arguments (the reply is buf) */
+    int has_buf2;
 } RequestObject;
 
 static PyTypeObject RequestType;
@@ -289,6 +292,10 @@ static void request_release(RequestObject *r)
     if (r->has_buf) {
         PyBuffer_Release(&r->buf);
         r->has_buf = 0;
+    }
+    if (r->has_buf2) {
+        PyBuffer_Release(&r->buf2);
+        r->has_buf2 = 0;
     }
 }
 
@@ -410,6 +417,7 @@ static RequestObject *new_request(PyObject *obj, int writable)
         return NULL;
     memset(&r->req, 0, sizeof r->req);
     r->has_buf = 0;
+    r->has_buf2 = 0;
     r->done = 0;
     r->error = 0;
     if (get_buffer(obj, &r->buf, writable) < 0) {
@@ -659,6 +667,9 @@ static PyObject *grp_member(GroupObject *self, PyObject *args)
     return Py_BuildValue("(ii)", pb, local);
 }
 
+/* one-sided: windows, atomics, remote procedure calls (waitio_rma.h) */
+#include "_core_rma.c"
+
 static PyMethodDef group_methods[] = {
     {"isend", (PyCFunction)group_isend, METH_VARARGS,
      "isend($self, buf, dest, tag, /)\n--\n\n"
@@ -689,6 +700,11 @@ static PyMethodDef group_methods[] = {
     {"alltoall", (PyCFunction)group_alltoall, METH_VARARGS,
      "alltoall($self, sendbuf, recvbuf, /)\n--\n\n"
      "Block j of member i's `sendbuf` goes to block i of member j's `recvbuf` (size/group size each)."},
+    {"irpc", (PyCFunction)group_irpc, METH_VARARGS,
+     "irpc($self, target, id, args, reply, /)\n--\n\nCall handler id on target with args; the Request "
+     "completes when the reply is in the writable buffer reply (its status's nbytes: the reply length)."},
+    {"rpc_ff", (PyCFunction)group_rpc_ff, METH_VARARGS,
+     "rpc_ff($self, target, id, args, /)\n--\n\nCall handler id on target without waiting for it (quiet() completes it)."},
     {"member", (PyCFunction)grp_member, METH_VARARGS,
      "member($self, rank, /)\n--\n\nReturn (pbid, PB-local rank) of group rank `rank`."},
     {NULL, NULL, 0, NULL},
@@ -937,6 +953,16 @@ static PyMethodDef module_methods[] = {
     {"waitall", m_waitall, METH_VARARGS,
      "waitall(requests, /)\n--\n\nWait for every request; raise the first failure once all have completed."},
     {"build_info", m_info, METH_NOARGS, "build_info()\n--\n\nReturn {'version': ..., 'transports': ...}."},
+    {"win_allocate", m_win_allocate, METH_VARARGS,
+     "win_allocate(group, size, /)\n--\n\nAllocate a window of size bytes on every member (collective)."},
+    {"win_create", m_win_create, METH_VARARGS,
+     "win_create(group, buf, /)\n--\n\nExpose the writable buffer buf as this member's part (collective)."},
+    {"rma_world", m_rma_world, METH_NOARGS, "rma_world()\n--\n\nReturn the Group of every process for one-sided use."},
+    {"quiet", m_quiet, METH_NOARGS, "quiet()\n--\n\nComplete every one-sided operation of this process."},
+    {"fence", m_fence, METH_NOARGS, "fence()\n--\n\nOrder earlier puts, atomics and signals before later ones."},
+    {"progress", m_progress, METH_NOARGS, "progress()\n--\n\nServe one-sided requests and calls once."},
+    {"rpc_register", m_rpc_register, METH_VARARGS,
+     "rpc_register(id, fn, /)\n--\n\nRegister fn(origin, args) -> bytes | None as handler id (None removes it)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -968,7 +994,7 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__core(void)
 {
-    if (PyType_Ready(&GroupType) < 0 || PyType_Ready(&RequestType) < 0)
+    if (PyType_Ready(&GroupType) < 0 || PyType_Ready(&RequestType) < 0 || PyType_Ready(&WindowType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m)
@@ -981,6 +1007,18 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_INCREF(&RequestType);
     PyModule_AddObject(m, "Group", (PyObject *)&GroupType);
     PyModule_AddObject(m, "Request", (PyObject *)&RequestType);
+    Py_INCREF(&WindowType);
+    PyModule_AddObject(m, "Window", (PyObject *)&WindowType);
+    static const struct { const char *name; int v; } rma[] = {
+        {"AMO_FETCH", WAITIO_AMO_FETCH}, {"AMO_SET", WAITIO_AMO_SET}, {"AMO_SWAP", WAITIO_AMO_SWAP},
+        {"AMO_CSWAP", WAITIO_AMO_CSWAP}, {"AMO_ADD", WAITIO_AMO_ADD}, {"AMO_AND", WAITIO_AMO_AND},
+        {"AMO_OR", WAITIO_AMO_OR}, {"AMO_XOR", WAITIO_AMO_XOR}, {"CMP_EQ", WAITIO_CMP_EQ},
+        {"CMP_NE", WAITIO_CMP_NE}, {"CMP_GT", WAITIO_CMP_GT}, {"CMP_GE", WAITIO_CMP_GE},
+        {"CMP_LT", WAITIO_CMP_LT}, {"CMP_LE", WAITIO_CMP_LE}, {"SIGNAL_SET", WAITIO_SIGNAL_SET},
+        {"SIGNAL_ADD", WAITIO_SIGNAL_ADD},
+    };
+    for (size_t i = 0; i < sizeof rma / sizeof rma[0]; i++)
+        PyModule_AddIntConstant(m, rma[i].name, rma[i].v);
     PyModule_AddObject(m, "Error", WaitioError);
     PyModule_AddIntConstant(m, "ANY_SOURCE", WAITIO_ANY_SOURCE);
     PyModule_AddObject(m, "ANY_TAG", PyLong_FromUnsignedLong(WAITIO_ANY_TAG));

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "boot/boot.h"
+#include "core/api_lock.h"
 #include "core/engine.h"
+#include "rma/rma.h"
 #include "waitio_adapter.h"
 
 #define DEFAULT_INIT_TIMEOUT 60
@@ -68,6 +70,7 @@ int waitio_init(int timeout)
         wio_engine_free(e);
         return rc;
     }
+    wio_rma_attach(e); /* the one-sided layer answers RMA frames from here on */
     wio_engine_current = e;
     return 0;
 }
@@ -77,7 +80,9 @@ int waitio_finalize(void)
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
+    wio_rma_finalize(e); /* first: stops the progress thread, so nothing else runs from here on */
     int rc = wio_engine_finalize(e);
+    wio_rma_free(e);
     wio_engine_current = NULL;
     wio_engine_free(e);
     wio_adapter_finalize(); /* last: MPI that the adapter initialised goes with WaitIO */
@@ -161,6 +166,7 @@ static int user_gid_ok(int gid)
 
 waitio_group_t waitio_create_group(int gid, waitio_filter_func_t func[], int order[])
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     wio_group *g = NULL;
     if (e && (user_gid_ok(gid) != 0 || wio_group_create_func(e, gid, func, order, &g) != 0))
@@ -170,6 +176,7 @@ waitio_group_t waitio_create_group(int gid, waitio_filter_func_t func[], int ord
 
 waitio_group_t waitio_create_group_wranks(int gid, int *rankap[], int order[])
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     wio_group *g = NULL;
     if (e && (user_gid_ok(gid) != 0 || wio_group_create_list(e, gid, rankap, order, &g) != 0))
@@ -218,6 +225,7 @@ int waitio_group_member(waitio_group_t grp, int rank, int *pbid, int *local_rank
 
 int waitio_group_free(waitio_group_t grp)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -265,6 +273,7 @@ static int req_finish(wio_engine *e, waitio_req_t *req, wio_req_impl *r)
 int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, unsigned long tag,
                  waitio_req_t *req)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -281,6 +290,7 @@ int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, unsigned lo
 int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned long tag,
                  waitio_req_t *req)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -307,6 +317,7 @@ static int progress_now_and_then(wio_engine *e)
 
 int waitio_wait_timeout(waitio_req_t *req, double seconds)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -336,6 +347,7 @@ int waitio_wait(waitio_req_t *req) { return waitio_wait_timeout(req, -1); }
 
 int waitio_test(waitio_req_t *req, int *flag)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -387,6 +399,7 @@ static int any_done(void *arg)
 
 int waitio_waitany(int count, waitio_req_t reqs[], int *index)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -414,6 +427,7 @@ int waitio_waitany(int count, waitio_req_t reqs[], int *index)
 
 int waitio_cancel(waitio_req_t *req)
 {
+    WIO_API_GUARD();
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;

@@ -880,6 +880,8 @@ static int on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t
     case WIO_FT_CREDIT:
     case WIO_FT_BYE:
     case WIO_FT_IDLE_CLOSE: return 0;
+    case WIO_FT_RMA: /* one-sided layer (src/rma) */
+    case WIO_FT_RMA_REPLY: return e->ext ? e->ext->frame_begin(e->ext_ctx, p->id, h, dest) : -1;
     default: return -1; /* start-up frames have no business on a peer connection */
     }
 }
@@ -935,6 +937,9 @@ static int on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
         return 0;
     case WIO_FT_IDLE_CLOSE:
         return idle_close_frame(e, p, h->flags);
+    case WIO_FT_RMA: /* one-sided layer (src/rma) */
+    case WIO_FT_RMA_REPLY:
+        return e->ext ? e->ext->frame_end(e->ext_ctx, p->id, h) : -1;
     default:
         break;
     }
@@ -1053,6 +1058,8 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
     link_close(&p->bulk, err);
     drop_pending(p, err);
     fail_requests_of_peer(e, p, err);
+    if (e->ext) /* one-sided layer: what it holds for the peer */
+        e->ext->peer_lost(e->ext_ctx, p->id, err);
 }
 
 static void bye_done(wio_send_item *it, int err)
@@ -1095,6 +1102,8 @@ static void peer_bye_received(wio_engine *e, wio_peer *p)
     link_close(&p->bulk, WAITIO_ERR_PEER_FINALIZED);
     drop_pending(p, WAITIO_ERR_PEER_FINALIZED);
     fail_requests_of_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
+    if (e->ext) /* one-sided layer: what it holds for the peer */
+        e->ext->peer_lost(e->ext_ctx, p->id, WAITIO_ERR_PEER_FINALIZED);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1141,6 +1150,8 @@ int wio_engine_progress(wio_engine *e, int timeout_ms)
     int n = wio_poller_run(e->poller, timeout_ms);
     if (n < 0)
         return -n;
+    if (e->ext_work) /* one-sided layer: remote procedure calls run outside the poller */
+        e->ext->deferred(e->ext_ctx);
     /* the periodic checks need the clock, which costs as much as a ring poll: when polling,
      * read it only every 64th call */
     if (timeout_ms == 0 && (++e->progress_calls & 63) != 0)
@@ -1160,12 +1171,20 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
     double t0 = -1;
     double spin = e->oversubscribed ? 0 : e->cfg.spin_us * 1e-6;
     double yield = spin + e->cfg.yield_us * 1e-6;
+    uint64_t frames = e->frames_in;
     for (unsigned iter = 0;; iter++) {
         int rc = wio_engine_progress(e, 0);
         if (rc)
             return rc;
         if (ready(arg))
             return 0;
+        /* a frame arrived (e.g. a one-sided request this wait served): the phases start over, so
+         * a process that serves traffic while it waits keeps answering at polling speed — unless
+         * the host is oversubscribed (no spin phase), where a waiter must give its core away */
+        if (e->frames_in != frames && spin > 0) {
+            frames = e->frames_in;
+            t0 = -1;
+        }
         if (spin > 0 && (iter & 15) != 15)
             continue; /* spinning: the clock is read every 16th round only */
         double now = wio_now();
@@ -1339,7 +1358,7 @@ static void describe_process(const wio_engine *e, uint32_t id, char *buf, size_t
 
 void wio_engine_explain(wio_engine *e, const wio_req_impl *r)
 {
-    const char *dir = r->kind == WIO_REQ_SEND ? "send to" : "receive from";
+    const char *dir = r->kind == WIO_REQ_SEND ? "send to" : r->kind == WIO_REQ_RMA ? "one-sided operation on" : "receive from";
     char who[64] = "any source";
     if (r->peer_id != WIO_ID_BOOT && r->peer_id < e->nprocs_total)
         describe_process(e, r->peer_id, who, sizeof who);
@@ -1372,6 +1391,35 @@ int wio_engine_cancel(wio_engine *e, wio_req_impl *r)
         return wio_fail(WAITIO_ERR_ARG, "only receives that have not matched can be cancelled");
     wio_req_complete(r, WAITIO_ERR_CANCELLED);
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* for the one-sided layer (src/rma)                                                    */
+
+void wio_engine_send_frame(wio_engine *e, uint32_t peer_id, wio_send_item *it)
+{
+    wio_peer *p = peer_id < e->nprocs_total && peer_id != e->my_id ? wio_engine_peer(e, peer_id) : NULL;
+    if (!p) {
+        it->done(it, peer_id < e->nprocs_total ? WAITIO_ERR_NOMEM : WAITIO_ERR_ARG);
+        return;
+    }
+    peer_queue(e, p, it);
+}
+
+int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id)
+{
+    const wio_peer *p = peer_id < e->nprocs_total ? e->peers[peer_id] : NULL;
+    if (!p || !peer_gone(p))
+        return 0;
+    return p->err ? p->err : WAITIO_ERR_PEER_FINALIZED;
+}
+
+int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t addr, void *local, size_t len)
+{
+    wio_peer *p = peer_id < e->nprocs_total ? e->peers[peer_id] : NULL;
+    if (!p || p->state != WIO_PEER_OPEN || !p->main.conn || !p->main.tp->ops->rma_copy)
+        return ENOTCONN;
+    return p->main.tp->ops->rma_copy(p->main.conn, write, addr, local, len);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -81,7 +81,9 @@ typedef struct wio_peer {
     wio_send_item close_item;
 } wio_peer;
 
-enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2 };
+/* WIO_REQ_RMA: a one-sided operation (src/rma) waiting for its frames to go out or its reply;
+ * it names its target in peer_id, so a lost peer completes it like a send or receive. */
+enum wio_req_kind { WIO_REQ_SEND = 1, WIO_REQ_RECV = 2, WIO_REQ_RMA = 3 };
 
 /* Request states; see docs/protocol.md for the transitions. */
 enum wio_req_state {
@@ -94,6 +96,7 @@ enum wio_req_state {
     WIO_RS_RECV_UNEXP,     /* matched an unexpected EAGER message still arriving */
     WIO_RS_RECV_RDV,       /* CTS sent; DATA frames streaming in */
     WIO_RS_DONE,
+    WIO_RS_RMA,            /* one-sided operation in flight (src/rma) */
 };
 
 struct waitio_group;
@@ -120,6 +123,7 @@ typedef struct wio_req_impl {
     uint8_t rdv_wire[WIO_RDV_DESC_MAX]; /* send: that descriptor, encoded */
     waitio_status_t status;
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
+    void *ext;               /* WIO_REQ_RMA: the one-sided layer's state of the operation */
 } wio_req_impl;
 
 enum wio_unexp_kind { WIO_UX_EAGER = 1, WIO_UX_RTS = 2 };
@@ -147,6 +151,17 @@ typedef struct waitio_group {
     uint32_t *members;       /* group rank -> process id */
     uint64_t coll_seq;       /* collectives started on this group: their tag */
 } wio_group;
+
+/* ---- one-sided layer hooks (src/rma) ----
+ * The engine hands the one-sided layer the frames of types WIO_FT_RMA and WIO_FT_RMA_REPLY
+ * (their headers are validated like every frame's; everything else in them is the layer's to
+ * check), tells it when a peer is lost, and runs its deferred work after a progress round. */
+typedef struct wio_engine_ext {
+    int (*frame_begin)(void *ctx, uint32_t peer_id, const wio_frame_hdr *h, uint8_t **dest);
+    int (*frame_end)(void *ctx, uint32_t peer_id, const wio_frame_hdr *h);
+    void (*peer_lost)(void *ctx, uint32_t peer_id, int err);
+    void (*deferred)(void *ctx);  /* runs after a progress round while e->ext_work is set */
+} wio_engine_ext;
 
 typedef struct wio_engine {
     wio_config cfg;
@@ -189,6 +204,10 @@ typedef struct wio_engine {
     uint64_t frames_in, frames_out;
     uint64_t single_copies, single_copy_bytes;
     uint64_t rdv_main, rdv_bulk;     /* rendezvous data sent on the main link / the bulk link */
+    /* one-sided layer (src/rma), attached at init */
+    const wio_engine_ext *ext;
+    void *ext_ctx;
+    int ext_work;                    /* ext->deferred has work (not while it runs) */
 } wio_engine;
 
 /* The engine of the public API (waitio_init's); the engine itself never uses it. */
@@ -220,6 +239,14 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
 int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,
                      uint32_t ctx, wio_req_impl **out);
 int wio_engine_cancel(wio_engine *e, wio_req_impl *r);
+/* For the one-sided layer (src/rma): queues a frame for process peer_id on its main connection,
+ * connecting first if needed; the item's done callback reports its fate. */
+void wio_engine_send_frame(wio_engine *e, uint32_t peer_id, wio_send_item *it);
+/* 0 while process peer_id can be talked to, else the error its requests fail with. */
+int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id);
+/* Direct access to process peer_id's memory through its open connection's transport (shm's
+ * rma_copy); 0, or an errno value (ENOTCONN: no open connection that can) — then use frames. */
+int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t addr, void *local, size_t len);
 /* Sets waitio_error_message() to explain why request r completed with its error. */
 void wio_engine_explain(wio_engine *e, const wio_req_impl *r);
 

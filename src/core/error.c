@@ -28,6 +28,8 @@ const char *waitio_strerror(int err)
         [WAITIO_ERR_NOT_MEMBER] = "not a member of the group",
         [WAITIO_ERR_CANCELLED] = "request cancelled",
         [WAITIO_ERR_UNREACHABLE] = "no transport reaches the peer",
+        [WAITIO_ERR_BOUNDS] = "one-sided access outside the target's window",
+        [WAITIO_ERR_RPC] = "remote procedure call failed (no such handler, or the handler failed)",
     };
     if (err < 0 || err >= WAITIO_ERR_MAX_)
         return "unknown error code";

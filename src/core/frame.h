@@ -32,6 +32,8 @@ enum wio_frame_type {
     WIO_FT_SHM_OFFER = 14,  /* acceptor -> connector after AUTH: shared-memory segment (or none) */
     WIO_FT_SHM_READY = 15,  /* connector -> acceptor: attached (ACK) or not (NACK) */
     WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the verdict (flags: REJECT, NACK) */
+    WIO_FT_RMA = 17,        /* one-sided request (src/rma/am.c): tag = operation, gid = window */
+    WIO_FT_RMA_REPLY = 18,  /* one-sided reply: id = the origin's request, aux = offset */
     WIO_FT_MAX_
 };
 
@@ -60,6 +62,7 @@ enum wio_frame_type {
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
 #define WIO_RTS_PAYLOAD_MAX 24u /* RTS: a transport's direct-read descriptor (shm: 16 B) */
+#define WIO_RMA_PAYLOAD_MAX (64u << 20) /* RMA, RMA_REPLY: one piece of a put / get / call */
 
 typedef struct wio_frame_hdr {
     uint8_t type;

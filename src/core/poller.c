@@ -200,3 +200,21 @@ int wio_poller_run(wio_poller *p, int timeout_ms)
     p->running = 0;
     return rc;
 }
+
+/* ---- for a progress thread (poller.h) ---- */
+
+int wio_poller_fd(const wio_poller *p) { return p->epfd; }
+
+int wio_poller_sleep_begin(wio_poller *p, int timeout_ms)
+{
+    WIO_ASSERT(!p->running);
+    return p->polled ? prepare_sleep(p, timeout_ms) : timeout_ms;
+}
+
+void wio_poller_sleep_end(wio_poller *p)
+{
+    if (p->polled)
+        end_sleep(p);
+}
+
+void wio_poller_epoll_soon(wio_poller *p) { p->polls_since_epoll = WIO_POLL_EPOLL_EVERY_IDLE; }

@@ -73,4 +73,15 @@ void wio_poller_tick_soon(wio_poller *p);
  * callbacks run, ticks when due. Returns the number of events handled, or -errcode. */
 int wio_poller_run(wio_poller *p, int timeout_ms);
 
+/* ---- for a progress thread that blocks outside the poller (src/rma/progress.c) ----
+ * It sleeps in poll() on the epoll descriptor (readable when a registered descriptor is) with
+ * the sources told, as around a blocking run; it consumes events only through wio_poller_run. */
+int wio_poller_fd(const wio_poller *p);
+/* Tells the sources that the process sleeps (doorbells armed); returns the timeout to sleep
+ * (0: something is already waiting, do not sleep). */
+int wio_poller_sleep_begin(wio_poller *p, int timeout_ms);
+void wio_poller_sleep_end(wio_poller *p);
+/* The next wio_poller_run calls epoll_wait whatever the pacing says. */
+void wio_poller_epoll_soon(wio_poller *p);
+
 #endif

@@ -50,6 +50,7 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->rdv_offered = r->rdv_done = 0;
     r->rdv_len = 0;
     r->status = (waitio_status_t){0};
+    r->ext = NULL;
     wio_send_item *it = &r->item;
     wio_list_init(&it->link);
     it->h = (wio_frame_hdr){0};

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "waitio_mpi.h"
+#include "core/api_lock.h"
 #include "coll/coll.h"
 #include "coll/datatype.h"
 #include "core/engine.h"
@@ -74,16 +75,19 @@ static int make_universe(wio_group **slot, uint32_t gid, waitio_filter_func_t f,
 
 int waitio_create_universe(WAITIO_MPI_Comm *commp)
 {
+    WIO_API_GUARD();
     return make_universe(&universe, GID_UNIVERSE, all_ranks, commp);
 }
 
 int waitio_create_universe_pbhead(WAITIO_MPI_Comm *commp)
 {
+    WIO_API_GUARD();
     return make_universe(&pbheads, GID_PBHEADS, rank_zero, commp);
 }
 
 int waitio_create_pbgroup(waitio_group_t *grpp, int pbid)
 {
+    WIO_API_GUARD();
     if (!grpp)
         return wio_fail(WAITIO_ERR_ARG, "NULL group pointer");
     int rc = ensure_init();
@@ -236,6 +240,7 @@ static int count_ok(int count)
 
 int waitio_mpi_barrier(WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     return e ? wio_mpi_hier_barrier(e, comm) : WAITIO_ERR_STATE;
 }
@@ -243,6 +248,7 @@ int waitio_mpi_barrier(WAITIO_MPI_Comm comm)
 int waitio_mpi_bcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int root,
                      WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
     return rc ? rc : wio_mpi_hier_bcast(e, comm, buffer, (size_t)count, datatype, root);
@@ -251,6 +257,7 @@ int waitio_mpi_bcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int 
 int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
                       WAITIO_MPI_Op op, int root, WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
     return rc ? rc : wio_mpi_hier_reduce(e, comm, sendbuf, recvbuf, (size_t)count, datatype, op, root);
@@ -259,6 +266,7 @@ int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_
 int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
                          WAITIO_MPI_Datatype datatype, WAITIO_MPI_Op op, WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
     return rc ? rc : wio_mpi_hier_allreduce(e, comm, sendbuf, recvbuf, (size_t)count, datatype, op);
@@ -279,6 +287,7 @@ int waitio_mpi_gather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype se
                       void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype, int root,
                       WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -317,6 +326,7 @@ int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
                        void *recvbuf, const int recvcounts[], const int displs[],
                        WAITIO_MPI_Datatype recvtype, int root, WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -331,6 +341,7 @@ int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
                        void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype, int root,
                        WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -369,6 +380,7 @@ int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int d
                         WAITIO_MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         WAITIO_MPI_Datatype recvtype, int root, WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -383,6 +395,7 @@ int waitio_mpi_allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype
                          void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype,
                          WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
@@ -395,6 +408,7 @@ int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype 
                         void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype,
                         WAITIO_MPI_Comm comm)
 {
+    WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;

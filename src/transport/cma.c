@@ -58,7 +58,36 @@ int wio_cma_read(int32_t pid, uint64_t addr, void *dst, size_t n)
     }
     return 0;
 }
+
+int wio_cma_write(int32_t pid, uint64_t addr, const void *src, size_t n)
+{
+    if (pid <= 0 || addr > UINTPTR_MAX || n > UINTPTR_MAX - addr)
+        return EFAULT;
+    size_t done = 0;
+    while (done < n) {
+        struct iovec local = {(uint8_t *)(uintptr_t)src + done, n - done};
+        struct iovec remote = {(void *)(uintptr_t)(addr + done), n - done};
+        ssize_t k = process_vm_writev((pid_t)pid, &local, 1, &remote, 1, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return errno;
+        if (k == 0)
+            return EFAULT;
+        done += (size_t)k;
+    }
+    return 0;
+}
 #else
+int wio_cma_write(int32_t pid, uint64_t addr, const void *src, size_t n)
+{
+    (void)pid;
+    (void)addr;
+    (void)src;
+    (void)n;
+    return ENOSYS;
+}
+
 int wio_cma_read(int32_t pid, uint64_t addr, void *dst, size_t n)
 {
     (void)pid;

@@ -19,5 +19,8 @@ int wio_cma_privileged(void);
 /* Copies n bytes at addr of process pid into dst. Returns 0 or an errno value (a partial copy
  * is an error: dst then holds garbage and the caller falls back to another path). */
 int wio_cma_read(int32_t pid, uint64_t addr, void *dst, size_t n);
+/* Copies n bytes from src to addr of process pid (process_vm_writev), for one-sided puts
+ * (src/rma). Returns 0 or an errno value; a partial copy is an error. */
+int wio_cma_write(int32_t pid, uint64_t addr, const void *src, size_t n);
 
 #endif

@@ -317,15 +317,21 @@ static ssize_t file_sendv(wio_stream *s, struct iovec *iov, int iovcnt)
         const uint8_t *p = iov[i].iov_base;
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
         left -= n;
-        if (c->stage_len + n <= STAGE_SIZE) {
-            memcpy(c->stage + c->stage_len, p, n);
-            c->stage_len += n;
-            continue;
+        /* Every byte passes through the stage: what is MACed must be what was written, and a
+         * payload may be memory another process writes meanwhile (a one-sided reply from a
+         * shared heap window), so the caller's buffer is read once. */
+        while (n) {
+            size_t k = STAGE_SIZE - c->stage_len < n ? STAGE_SIZE - c->stage_len : n;
+            memcpy(c->stage + c->stage_len, p, k);
+            c->stage_len += k;
+            p += k;
+            n -= k;
+            if (c->stage_len == STAGE_SIZE) {
+                wio_mac_update(c->out_mac, c->stage, c->stage_len);
+                if (stage_flush(c) != 0)
+                    goto failed;
+            }
         }
-        wio_mac_update(c->out_mac, c->stage, c->stage_len);
-        if (stage_flush(c) != 0 || write_all(c->out_fd, p, n) != 0)
-            goto failed;
-        wio_mac_update(c->out_mac, p, n);
     }
     c->out_len += take;
     return (ssize_t)take;

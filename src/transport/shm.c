@@ -45,6 +45,7 @@ typedef struct shm_conn {
     int32_t peer_pid;        /* from SO_PEERCRED, in our pid namespace (0: not visible) */
     uint32_t peer_uid;
     int cma;                 /* CMA_*: may we read the peer's memory */
+    int rma_cma;             /* CMA_*: one-sided single copy with the peer (rma_copy) */
 } shm_conn;
 
 struct shm_tp {
@@ -63,6 +64,7 @@ struct shm_tp {
     int lock_fd;
     size_t ring_size;
     int single_copy;         /* offer and accept single-copy rendezvous */
+    int rma_copy;            /* one-sided single copy (rma_copy) allowed */
     wio_list rings;
     wio_stream **snap;       /* iterated copy of rings (callbacks may close some) */
     size_t snap_len, snap_cap;
@@ -550,6 +552,33 @@ static int shm_rdv_get(void *conn, const uint8_t *desc, size_t desc_len, void *d
     return 0;
 }
 
+/* One-sided single copy (src/rma): the same rules as shm_rdv_get — only the process at the other
+ * end of our socket, only when it runs as our effective uid; any failure turns it off for that
+ * peer, whose one-sided operations then travel as frames. */
+static int shm_rma_copy(void *conn, int write, uint64_t remote_addr, void *local, size_t len)
+{
+    wio_stream *s = conn;
+    shm_conn *c = s->pipe_state;
+    if (!c || !c->tp->rma_copy || c->rma_cma == CMA_OFF || s->state != WIO_SS_OPEN)
+        return EPERM;
+    if (c->rma_cma == CMA_UNKNOWN && (c->peer_pid <= 0 || c->peer_uid != (uint32_t)geteuid())) {
+        c->rma_cma = CMA_OFF;
+        wio_debug("one-sided single copy with process %u unavailable (%s)", (unsigned)s->peer_id,
+                  c->peer_pid <= 0 ? "its pid is not visible from this pid namespace" : "it runs as another user");
+        return EPERM;
+    }
+    int err = write ? wio_cma_write(c->peer_pid, remote_addr, local, len)
+                    : wio_cma_read(c->peer_pid, remote_addr, local, len);
+    if (err) {
+        c->rma_cma = CMA_OFF;
+        wio_debug("one-sided single copy with process %u failed (%s); frames from now on",
+                  (unsigned)s->peer_id, strerror(err));
+        return err;
+    }
+    c->rma_cma = CMA_OK;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* the transport's row                                                                  */
 
@@ -632,6 +661,10 @@ static int shm_start(void *tp, const wio_tp_instance *inst)
     if (want == -1)
         want = inst->oversubscribed && !wio_cma_privileged();
     t->single_copy = want && wio_cma_supported();
+    /* One-sided single copy replaces frames served by the target (not a second copy through a
+     * ring), so automatic mode wants it whenever it is safe: not for a privileged process. */
+    t->rma_copy = (t->cfg->single_copy == 1 || (t->cfg->single_copy == -1 && !wio_cma_privileged())) &&
+                  wio_cma_supported();
     return wio_listener_arm(t->listener);
 }
 
@@ -723,5 +756,6 @@ const wio_transport_ops wio_transport_shm = {
     .conn_desc = shm_conn_desc,
     .rdv_pack = shm_rdv_pack,
     .rdv_get = shm_rdv_get,
+    .rma_copy = shm_rma_copy,
     .close = shm_close,
 };

@@ -172,6 +172,10 @@ typedef struct wio_transport_ops {
      * through its connection (0 on success, else an errno value: DATA frames follow instead). */
     size_t (*rdv_pack)(void *conn, const void *buf, size_t len, uint8_t *out);
     int (*rdv_get)(void *conn, const uint8_t *desc, size_t desc_len, void *dst, size_t len);
+    /* Optional one-sided single copy (src/rma): reads (write = 0) or writes len bytes at addr in
+     * the peer's memory, under the same rules as rdv_get. 0, or an errno value: the one-sided
+     * layer then sends frames instead. */
+    int (*rma_copy)(void *conn, int write, uint64_t remote_addr, void *local, size_t len);
     /* Counters for waitio-info and finalize's debug line, may be NULL. */
     void (*stats)(void *tp, char *buf, size_t cap);
     void (*close)(void *tp);

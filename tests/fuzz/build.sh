@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
 mkdir -p "$out/obj"
 common="-std=c11 -D_GNU_SOURCE -g -O1 -fno-sanitize-recover=undefined -I$root/include -I$root/src"
-ls "$root"/src/core/*.c "$root"/src/boot/*.c "$root"/src/transport/*.c "$root"/src/coll/*.c "$root"/src/mpi/*.c |
+ls "$root"/src/core/*.c "$root"/src/boot/*.c "$root"/src/transport/*.c "$root"/src/coll/*.c "$root"/src/mpi/*.c "$root"/src/rma/*.c |
   xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; clang $3 -fsanitize=fuzzer-no-link,address,undefined -c "$2" -o "$o"' _ "$out" {} "$common"
 for h in frame register handshake session segment; do
   clang $common -fsanitize=fuzzer,address,undefined "$root/tests/fuzz/fuzz_$h.c" "$out"/obj/*.o -o "$out/fuzz_$h" -lcrypto

@@ -248,3 +248,19 @@ def test_every_public_function_has_a_docstring():
                     if not (getattr(m, "__doc__", None) or doc or "").strip():
                         missing.append(f"{modname}.{name}.{mname}")
     assert not missing, f"no docstring: {missing}"
+
+
+def test_one_sided_between_python_and_c():
+    """Windows, atomics, signals and remote calls between two Python PBs and a C PB."""
+    peer = need(os.path.join(PROGS, "rma_pypeer"))
+    script = os.path.join(HERE, "pb_rma.py")
+    with PBs(3) as pbs:
+        pbs.start(0, [sys.executable, script])
+        pbs.start(1, [sys.executable, script])
+        pbs.start(2, [peer])
+        outs = pbs.wait_all(60)
+    for p, out in zip(pbs.procs, outs):
+        assert p.returncode == 0, out
+    assert "pb_rma ok: rank 0 of 3, replies PPC" in outs[0], outs[0]
+    assert "pb_rma ok: rank 1 of 3, replies PPC" in outs[1], outs[1]
+    assert "rma_pypeer ok: rank 2 of 3, replies PPC" in outs[2], outs[2]

@@ -15,6 +15,33 @@ def exchange(world: waitio.Comm, payload: bytes) -> Tuple[int, int, int]:
     return status
 
 
+def reply_to(origin: int, args: bytes) -> bytes:
+    return args[::-1]
+
+
+def one_sided(world: waitio.Comm) -> None:
+    waitio.rpc_register(3, reply_to)
+    win = waitio.Window.allocate(world, 1024)
+    view: memoryview = win.memory()
+    win.Put(b"12345678", 0, 8)
+    data = bytearray(8)
+    win.Get(data, 0, 8)
+    req: waitio.Request = win.Iget(data, 0, 0)
+    req.wait()
+    old: int = win.fetch_add(0, 16, 1)
+    prev = win.atomic(waitio.AMO_SWAP, 0, 24, 1.5, dtype="float64")
+    win.put_signal(b"x", 0, 32, 40, 1, waitio.SIGNAL_ADD)
+    win.wait_until(40, waitio.CMP_GE, 1)
+    reply: bytes = world.rpc(0, 3, b"abc")
+    world.rpc_ff(0, 3, b"")
+    waitio.quiet()
+    waitio.fence()
+    size: int = win.target_size(0)
+    print(view.nbytes, old, prev, reply, size)
+    del view
+    win.Free()
+
+
 def main() -> int:
     with waitio.session(timeout=30):
         world = waitio.universe()
@@ -33,6 +60,7 @@ def main() -> int:
             message: str = e.message
             print(code, message)
         print(src, tag, nbytes, got, heads.size, g.rank, back, waitio.pb_rank(), waitio.__version__)
+        one_sided(waitio.rma_world())
     return 0
 
 

@@ -12,6 +12,8 @@
 #       that MPI's compiler wrapper and linked with its MPI adapter. A program run with pbs=1 gets
 #       WAITIO_NPB=1. Fortran programs are built with mpifort (mpi=..., default openmpi), so
 #       include 'mpif.h' works, and see the module `use waitio`.
+#   <!-- snippet: program shmem=N -->
+#       An OpenSHMEM program: built with waitio-oshcc and run with waitio-oshrun -np N.
 #   <!-- snippet: fragment [form=fixed] [prelude: DECLARATIONS] -->
 #       Statements, compiled (not run) inside a function (C: after #include "waitio_mpi.h", which
 #       brings in waitio.h; warnings are errors, except unused and uninitialised variables) or a
@@ -40,7 +42,7 @@ while IFS=$'\t' read -r file lang kind opts where; do
     skip-without-reason) t_fail "$where: 'snippet: skip' needs 'because REASON'" ;;
     skip) t_log "skip $where"; continue ;;
   esac
-  declare -A o=([pbs]=1 [mpi]= [np]=1 [form]=free)
+  declare -A o=([pbs]=1 [mpi]= [np]=1 [form]=free [shmem]=)
   [ "$opts" = - ] || for kv in $opts; do o[${kv%%=*}]=${kv#*=}; done
   src=$T_DIR/$file exe=$T_DIR/${file%.*}
   mpi=${o[mpi]}
@@ -58,6 +60,16 @@ while IFS=$'\t' read -r file lang kind opts where; do
     "$cc" "${cflags[@]}" -c "$src" -o "$exe.o" >"$exe.log" 2>&1 \
       || { cat -n "$src"; cat "$exe.log"; t_fail "$where: the fragment does not compile"; }
     t_log "ok: $where (fragment) compiles"
+    continue
+  fi
+  if [ -n "${o[shmem]}" ]; then # OpenSHMEM: the wrapper, the launcher
+    "$B/tools/waitio-oshcc" "${cflags[@]}" "$src" -o "$exe" >"$exe.log" 2>&1 \
+      || { cat -n "$src"; cat "$exe.log"; t_fail "$where: the OpenSHMEM program does not build"; }
+    t_start "run$file" 60 "$B/tools/waitio-oshrun" -np "${o[shmem]}" "$exe"
+    t_expect_rc "run$file" 0
+    ran=$((ran + 1))
+    t_log "ok: $where (OpenSHMEM program, ${o[shmem]} PEs) builds and runs"
+    unset o
     continue
   fi
   # shellcheck disable=SC2046

@@ -2,8 +2,9 @@
 # install_prefix.sh — the installed tree works from any prefix without LD_LIBRARY_PATH. The build
 # is installed as the README says (cmake --install BUILD --prefix P) into two prefixes, and the
 # second one is then moved elsewhere. For both:
-#   - readelf: every installed program has RUNPATH $ORIGIN/../lib, every library (libwaitio, the
-#     MPI adapters) has a SONAME and RUNPATH $ORIGIN; nothing installed names the build tree;
+#   - readelf: every installed program has RUNPATH $ORIGIN/../lib, every library (libwaitio,
+#     libwaitio_shmem, the MPI adapters) has a SONAME and RUNPATH $ORIGIN; nothing installed names
+#     the build tree; the installed waitio-oshcc / waitio-oshrun build and run an OpenSHMEM program;
 #   - the installed waitio-info, waitiorun and waitio-bench run (a 2-PB ping-pong whose bytes the
 #     benchmark checks);
 #   - user programs compiled with the user guide's link lines (pkg-config plus rpath): the plain
@@ -32,6 +33,7 @@ runpath() { dyn "$1" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
 check_tree() { # check_tree PREFIX
   local p=$1 f rp n=0
   for f in "$p"/bin/*; do
+    cmp -s -n 4 "$f" <(printf '\177ELF') || continue # scripts: waitio-oshcc, waitio-oshrun
     dyn "$f" | grep -q '(RPATH)' && t_fail "$f has a DT_RPATH (want DT_RUNPATH)"
     rp=$(runpath "$f")
     [ "$rp" = '$ORIGIN/../lib' ] || t_fail "$f: RUNPATH is '$rp', expected \$ORIGIN/../lib"
@@ -41,7 +43,7 @@ check_tree() { # check_tree PREFIX
   [ -x "$p/bin/waitio-bench" ] && [ -x "$p/bin/waitiorun" ] && [ -x "$p/bin/waitio-info" ] \
     || t_fail "$p/bin lacks a program: $(ls "$p/bin")"
   n=0
-  for f in "$p"/lib/libwaitio.so.*.* "$p"/lib/libwaitio_adapter_*.so.*.*; do
+  for f in "$p"/lib/libwaitio.so.*.* "$p"/lib/libwaitio_shmem.so.*.* "$p"/lib/libwaitio_adapter_*.so.*.*; do
     [ -e "$f" ] || continue
     local base soname
     base=$(basename "$f")
@@ -98,7 +100,13 @@ run_tree() {
   [ "$rc" = 0 ] || { t_show "$name-couple"; t_fail "the user programs built against $p failed (exit $rc)"; }
   t_expect "$name-couple" 'mpi_exchange ok: 3 processes, 2 PBs' "universe rank 0's verdict"
   t_expect "$name-couple" 'start-up through the MPI adapter \(MPICH' "the MPICH PB used its adapter"
-  t_log "$p: waitio-info, waitiorun, waitio-bench and two user programs ran"
+  # the installed OpenSHMEM wrapper and launcher find their prefix from where they are (moved too)
+  "$p/bin/waitio-oshcc" -std=c11 -O2 "$WAITIO_SOURCE_DIR/tests/osh/data_segment.c" -o "$T_DIR/$name-osh" \
+    >"$T_DIR/$name-oshcc.log" 2>&1 || { cat "$T_DIR/$name-oshcc.log"; t_fail "the installed waitio-oshcc ($p) failed"; }
+  t_start "$name-osh" 40 "$p/bin/waitio-oshrun" -t 35 -np 2 "$T_DIR/$name-osh"
+  t_wait "$name-osh" || { t_show "$name-osh"; t_fail "the installed waitio-oshrun ($p) failed"; }
+  t_expect "$name-osh" '^data_segment ok: 2 PEs'
+  t_log "$p: waitio-info, waitiorun, waitio-bench, two user programs and an OpenSHMEM program ran"
 }
 
 check_tree "$T_DIR/a"

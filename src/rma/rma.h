@@ -1,0 +1,192 @@
+/*
+ * rma.h — the one-sided layer's internal state (waitio_rma.h is its API; docs/one-sided.md and
+ * docs/protocol.md "One-sided" describe the design). Files of src/rma/:
+ *   rma.c       the layer's state per engine, its configuration, the engine hooks
+ *   window.c    windows: the table, shared heap segments, the executable's data segment, the
+ *               symmetric allocator, the one-sided world group
+ *   am.c        active messages: operations sent as RMA frames, served by the target, replies
+ *   atomic.c    the atomic operations on a word, one implementation for every path
+ *   rpc.c       remote procedure call handlers and the calls waiting to run
+ *   progress.c  the progress thread
+ *   api.c       the public functions: argument checks and the choice of path per target
+ */
+#ifndef WIO_RMA_H
+#define WIO_RMA_H
+
+#include <stdint.h>
+#include "waitio_rma.h"
+#include "core/engine.h"
+
+/* Operations carried in an RMA frame (low byte of the header's tag); see docs/protocol.md. */
+enum wio_rma_op {
+    WIO_RMA_PUT = 1,   /* gid = window, aux = offset, payload = data; no reply */
+    WIO_RMA_GET = 2,   /* gid = window, aux = offset, src = length; reply = the data */
+    WIO_RMA_AMO = 3,   /* tag bits 8-15 type, 16-23 op; payload = operand [, compare]; reply if id */
+    WIO_RMA_FLUSH = 4, /* reply once every earlier frame of ours was applied (src = first error) */
+    WIO_RMA_RPC = 5,   /* gid = caller's group, src = handler id, aux = reply capacity; payload = args */
+    WIO_RMA_OP_MAX_
+};
+
+enum wio_win_kind { WIO_WIN_HEAP = 1, WIO_WIN_USER = 2, WIO_WIN_DATA = 3 };
+
+/* One member of a window, as this process sees it. */
+typedef struct wio_win_member {
+    uint32_t pid;            /* its process id */
+    uint32_t wid;            /* the window's id in that process (what frames name) */
+    uint64_t addr;           /* its part's address in its own process (single copy) */
+    uint64_t size;           /* its part's size */
+    uint8_t *ptr;            /* its part mapped here (heap on this host; this process), or NULL */
+    int same_image;          /* data window: it runs the same executable */
+    int same_host;           /* reachable by single copy when allowed */
+} wio_win_member;
+
+typedef struct wio_block {
+    size_t off, size;
+    int used;
+} wio_block;
+
+struct waitio_win {
+    struct wio_rma *rma;
+    wio_group *g;
+    uint32_t id;             /* slot | generation << 16 */
+    int kind;
+    uint8_t *base;           /* this member's part */
+    size_t size;
+    wio_win_member *m;       /* by group rank */
+    uint8_t *allowed;        /* bitmap over process ids: the members (frames from others refused) */
+    void *map;               /* heap: the shared segment (or private mapping) */
+    size_t map_len;
+    int served;              /* some member reaches this one through frames */
+    uint32_t replies;        /* replies borrowing this part's memory, not yet written */
+    int retired;             /* freed while replies were pending: destroyed after the last */
+    wio_block *blocks;       /* symmetric allocator: the part cut into blocks, by offset */
+    size_t nblocks, cap_blocks;
+};
+
+/* What this process knows about one peer (allocated on first use). */
+typedef struct wio_rma_peer {
+    /* as origin */
+    uint32_t inflight;       /* our operations waiting for its reply */
+    int dirty;               /* frames without reply sent since the last flush */
+    /* as target */
+    uint32_t replies;        /* replies to it queued, not yet written */
+    size_t rpc_bytes;        /* arguments of its calls waiting to run here */
+    int err;                 /* first refused operation without reply since its last flush */
+    uint64_t err_off, err_len;
+    uint32_t err_win;
+    /* the frame being received from it */
+    uint8_t rx_small[16];    /* atomic operands */
+    struct wio_rpc_call *rx_call;
+    int rx_skip;             /* the frame's payload is discarded (refused) */
+} wio_rma_peer;
+
+typedef struct wio_rpc_entry {
+    waitio_rpc_handler_t fn;
+    void *user;
+    unsigned flags;          /* WAITIO_RPC_IN_CALLER */
+} wio_rpc_entry;
+
+typedef struct wio_rpc_call {
+    wio_list link;
+    uint32_t peer, gid, id;
+    uint64_t origin_req;     /* 0: fire and forget (still acknowledged) */
+    size_t reply_cap;
+    size_t len;
+    uint8_t *args;
+} wio_rpc_call;
+
+typedef struct wio_rma {
+    wio_engine *e;
+    struct waitio_win **wins;   /* by slot */
+    uint16_t *gens;
+    uint32_t nslots;
+    wio_rma_peer **peers;       /* by process id */
+    wio_group *world;           /* waitio_rma_world */
+    /* origin: operations without a request of the caller's (nbi, ff) */
+    wio_req_impl **implicit;
+    uint64_t *implicit_ids;
+    size_t nimplicit, cap_implicit;
+    int implicit_err;           /* first error of a reaped implicit operation (quiet reports it) */
+    /* rpc */
+    wio_rpc_entry *handlers;    /* WAITIO_RPC_ID_MAX + 1 entries, allocated on first register */
+    wio_list calls;             /* waiting to run */
+    int in_handler;
+    /* configuration */
+    size_t chunk;               /* largest payload per frame */
+    uint32_t max_inflight;      /* per target */
+    int direct;                 /* WAITIO_RMA_DIRECT: shared heap and single copy on this host */
+    int thread_mode;            /* WAITIO_PROGRESS_THREAD: 0, 1, -1 = auto */
+    double thread_interval;     /* seconds the thread naps while the user is in the library */
+    int origin_checks;          /* 0 only for tests of the target's checks */
+    size_t page;
+    struct wio_progress_thread *thread;
+    uint64_t counter;           /* names of segments */
+    /* counters for the finalize log: operations by path, requests served */
+    uint64_t ops_mapped, ops_copy, ops_frames, served;
+} wio_rma;
+
+/* rma.c */
+void wio_rma_attach(wio_engine *e);     /* at init (api.c) */
+void wio_rma_finalize(wio_engine *e);   /* at finalize, before the engine's (api.c) */
+void wio_rma_free(wio_engine *e);       /* after the engine's finalize (api.c) */
+wio_rma *wio_rma_get(void);             /* the current engine's layer, or NULL (message set) */
+wio_rma_peer *wio_rma_peer_get(wio_rma *r, uint32_t pid); /* NULL only on out-of-memory */
+int wio_rma_wait(wio_rma *r, wio_req_impl *q);            /* waits, releases; its error */
+
+/* window.c */
+struct waitio_win *wio_win_lookup(wio_rma *r, uint32_t id, uint32_t pid);
+/* A reply borrowing the window's memory was written (or dropped): a retired window goes when
+ * its last one does. */
+void wio_win_reply_done(struct waitio_win *w);
+/* Finalize: every window leaves the table (frames naming them are refused); memory that replies
+ * still borrow stays mapped until wio_win_destroy_all, after the engine's finalize. */
+void wio_win_retire_all(wio_rma *r);
+void wio_win_destroy_all(wio_rma *r);
+int wio_win_check_rank(struct waitio_win *w, int rank);
+int wio_rma_world_group(wio_rma *r, wio_group **out);
+
+/* am.c: origin side. Every function returns 0 or an error; with req, the operation's request
+ * (kind WIO_REQ_RMA) is returned for the caller to wait on; without, the operation is implicit
+ * (completed by flush / quiet). */
+int wio_am_put(wio_rma *r, struct waitio_win *w, int rank, size_t off, const void *src, size_t len,
+               wio_req_impl **req);
+int wio_am_get(wio_rma *r, struct waitio_win *w, int rank, size_t off, void *dst, size_t len,
+               wio_req_impl **req);
+int wio_am_atomic(wio_rma *r, struct waitio_win *w, int rank, size_t off, int op, int type,
+                  uint64_t operand, uint64_t compare, void *result, wio_req_impl **req);
+int wio_am_rpc(wio_rma *r, wio_group *g, int rank, int id, const void *args, size_t len,
+               void *reply, size_t reply_cap, wio_req_impl **req);
+int wio_am_flush(wio_rma *r, uint32_t pid);     /* blocking round trip if pid is dirty */
+int wio_am_quiet(wio_rma *r);                   /* every dirty target, every implicit operation */
+int wio_am_fence(wio_rma *r);
+/* engine hooks */
+int wio_am_frame_begin(void *ctx, uint32_t peer, const wio_frame_hdr *h, uint8_t **dest);
+int wio_am_frame_end(void *ctx, uint32_t peer, const wio_frame_hdr *h);
+void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err);
+/* target side, for rpc.c: sends a reply (payload copied if copy, else borrowed until written;
+ * a malloc'ed payload given with owned = 1 is freed after) */
+int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, const void *payload,
+                 size_t len, uint64_t aux0, int owned, struct waitio_win *borrow);
+
+/* atomic.c */
+size_t wio_amo_size(int type);
+/* 0 or WAITIO_ERR_ARG when the op is not defined on the type */
+int wio_amo_check(int op, int type);
+/* Applies op atomically to the word at p; returns the old value (zero-extended). */
+uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t compare);
+
+/* rpc.c */
+void wio_rpc_deferred(void *ctx);            /* engine hook: runs waiting calls */
+void wio_rpc_drop_peer(wio_rma *r, uint32_t peer);
+void wio_rpc_free_all(wio_rma *r);
+int wio_rpc_has_handlers(const wio_rma *r);
+
+/* progress.c */
+int wio_progress_thread_start(wio_rma *r);
+void wio_progress_thread_stop(wio_rma *r);
+int wio_progress_thread_running(const wio_rma *r);
+int wio_progress_thread_self(const wio_rma *r); /* the caller is the progress thread */
+/* auto mode: a window that is served through frames, or a registered handler, starts it */
+void wio_progress_thread_auto(wio_rma *r);
+
+#endif

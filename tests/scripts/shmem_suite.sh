@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# shmem_suite.sh — the OpenSHMEM test programs (tests/progs/shmem_*.c, written from the OpenSHMEM
+# 1.5 specification; each checks its results on every PE and prints "<name> ok: N PEs"):
+#   basic (set-up, queries, symmetric heap), rma (put/get in every form, heap and globals,
+#   fence), amo (every atomic, exact totals), sync (wait/test families, signals, locks),
+#   coll (broadcast, collect, fcollect, alltoall, reductions, barriers)
+# each on 2 PEs as one PB (default transports: the heap through shared memory), 3 PEs as two
+# separately launched PBs over tcp (everything as frames), and 5 PEs as one PB; sync and rma
+# also with WAITIO_PROGRESS_THREAD=0 and WAITIO_RMA_DIRECT=0 (frames over the rings, served only
+# inside OpenSHMEM calls) and over files. Then shmem_global_exit: one PE calls it while the others
+# wait; every process exits with its status (processes started by hand, each one checked).
+# timeout: 150
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+progs=(basic rma amo sync coll)
+for p in "${progs[@]}" exit; do t_require_progs "shmem_$p"; done
+run=$WAITIO_BUILD_DIR/tools/waitio-oshrun
+
+# case NAME NPES-LIST [VAR=VAL...]: NPES-LIST like "2" (one PB) or "2+1" (two PBs)
+case_all() {
+  local name=$1 layout=$2 p total=0 k
+  shift 2
+  local pbs=()
+  IFS=+ read -ra pbs <<<"$layout"
+  for k in "${pbs[@]}"; do total=$((total + k)); done
+  for p in "${progs[@]}"; do
+    [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $p "* ]] && continue
+    local job=() first=1
+    for k in "${pbs[@]}"; do
+      [ $first = 1 ] || job+=(:)
+      job+=(-- "$run" -np "$k" "$TEST_PROGS/shmem_$p")
+      first=0
+    done
+    t_run_job "$name-$p" 60 "$@" "${job[@]}"
+    t_expect "$name-$p" "^shmem_$p ok: $total PEs" "the verdict"
+  done
+}
+case_all one-pb 2
+case_all tcp-2pb 2+1 WAITIO_TRANSPORTS=tcp
+case_all five 5
+ONLY="rma sync" case_all frames 3 WAITIO_RMA_DIRECT=0 WAITIO_PROGRESS_THREAD=0
+if [ -z "${WAITIO_TEST_TRANSPORTS:-}" ]; then
+  mkdir -p "$T_DIR/scratch"
+  ONLY="rma" case_all files 1+1 WAITIO_TRANSPORTS=file WAITIO_SCRATCH_DIR="$T_DIR/scratch"
+fi
+
+# global exit: PE 2 of 3 exits with 3; the two others must exit 3 too, through its request
+t_instance 1
+for r in 0 1 2; do
+  t_start "exit.$r" 30 env WAITIO_PBID=0 WAITIO_PB_RANK=$r WAITIO_PB_SIZE=3 "$TEST_PROGS/shmem_exit"
+done
+for r in 0 1 2; do t_expect_rc "exit.$r" 3; done
+t_expect exit.2 "PE 2 calls shmem_global_exit"
+t_pass "5 programs on 2, 3 (two PBs, tcp) and 5 PEs; frames only; files; global exit"
