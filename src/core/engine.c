@@ -1196,6 +1196,7 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
         if (waited < spin)
             continue;
         if (waited < yield) {
+            wio_poller_yielding(e->poller, now);
             sched_yield();
             continue;
         }

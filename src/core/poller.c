@@ -218,3 +218,10 @@ void wio_poller_sleep_end(wio_poller *p)
 }
 
 void wio_poller_epoll_soon(wio_poller *p) { p->polls_since_epoll = WIO_POLL_EPOLL_EVERY_IDLE; }
+
+void wio_poller_yielding(wio_poller *p, double now)
+{
+    p->polls_since_epoll = WIO_POLL_EPOLL_EVERY_IDLE;
+    if (now >= p->next_tick)
+        p->tick_due = 1;
+}
