@@ -12,6 +12,13 @@
  *   waitio-bench raw-pingpong [opts] one command: forks a peer, ping-pong over 127.0.0.1 TCP
  *   waitio-bench raw-stream [opts]   one command: forks a peer, streaming over 127.0.0.1 TCP
  *   (rawtcp-pingpong / rawtcp-stream are accepted as aliases)
+ *   waitio-bench rawshm-pingpong / rawshm-stream [opts]   one command: forks a peer, the same
+ *                                    loops over shared memory with no library at all: per
+ *                                    direction a ring of slots, each a sequence word followed
+ *                                    by the data in the same cache line; the sender copies the
+ *                                    data in and publishes the sequence word, the receiver
+ *                                    spins on it and copies the data out. The physical limit
+ *                                    that a shared-memory transport is measured against.
  *
  * All channels run the identical measurement code (bench/bench_core.h, shared with the MPI twin
  * bench/mpi_bench.c); only the "move one whole message" primitives differ. Ping-pong reports
@@ -32,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -53,7 +62,19 @@ typedef struct opts {
     int procs;       /* > 0: fork this many processes into this PB (WAITIO_PB_RANK/SIZE) */
 } opts;
 
-/* Moves whole messages between the two ends: WaitIO over a group (fd < 0), or a raw socket. */
+/* One end's view of one direction of the raw shared-memory channel: a ring of `nslots` slots of
+ * `stride` bytes in shared memory, each a sequence word with the data right after it (one cache
+ * line for small messages), and the receiver's count of consumed messages on a line of its own.
+ * `next` counts this end's messages in this direction (private to the end). */
+typedef struct rawshm_dir {
+    _Atomic uint64_t *consumed;
+    uint8_t *slots;
+    size_t stride, nslots;
+    uint64_t next;
+} rawshm_dir;
+
+/* Moves whole messages between the two ends: WaitIO over a group (fd < 0, no shm), a raw socket
+ * (fd >= 0), or raw shared memory (tx/rx). */
 struct channel {
     waitio_group_t g;
     int peer;
@@ -62,6 +83,7 @@ struct channel {
     int raw_block;
     size_t raw_chunk;
     waitio_req_t *reqs;  /* streaming window (WaitIO) */
+    rawshm_dir *tx, *rx; /* raw shared memory */
 };
 
 /* ---- errors ---- */
@@ -111,8 +133,41 @@ static void raw_recv_all(int fd, uint8_t *b, size_t n, int block)
     }
 }
 
+/* ---- raw shared memory ---- */
+
+#define RAWSHM_WORD 8
+
+static _Atomic uint64_t *rawshm_seq(const rawshm_dir *d, uint64_t k)
+{
+    return (_Atomic uint64_t *)(void *)(d->slots + (size_t)(k % d->nslots) * d->stride);
+}
+
+static void rawshm_send(rawshm_dir *d, const uint8_t *b, size_t n)
+{
+    uint64_t k = d->next++;
+    while (k - atomic_load_explicit(d->consumed, memory_order_acquire) >= d->nslots)
+        ; /* the slot is still the receiver's */
+    _Atomic uint64_t *seq = rawshm_seq(d, k);
+    memcpy((uint8_t *)seq + RAWSHM_WORD, b, n);
+    atomic_store_explicit(seq, k + 1, memory_order_release);
+}
+
+static void rawshm_recv(rawshm_dir *d, uint8_t *b, size_t n)
+{
+    uint64_t k = d->next++;
+    _Atomic uint64_t *seq = rawshm_seq(d, k);
+    while (atomic_load_explicit(seq, memory_order_acquire) != k + 1)
+        ;
+    memcpy(b, (uint8_t *)seq + RAWSHM_WORD, n);
+    atomic_store_explicit(d->consumed, k + 1, memory_order_release);
+}
+
 static void ch_send(channel *c, uint8_t *b, size_t n, int tag)
 {
+    if (c->tx) {
+        rawshm_send(c->tx, b, n);
+        return;
+    }
     if (c->fd >= 0) {
         raw_send_all(c->fd, b, n, c->raw_chunk);
         return;
@@ -127,6 +182,10 @@ static void ch_send(channel *c, uint8_t *b, size_t n, int tag)
 
 static void ch_recv(channel *c, uint8_t *b, size_t n, int tag)
 {
+    if (c->rx) {
+        rawshm_recv(c->rx, b, n);
+        return;
+    }
     if (c->fd >= 0) {
         raw_recv_all(c->fd, b, n, c->raw_block);
         return;
@@ -155,6 +214,15 @@ static void ch_close_window(channel *c)
 /* One window of `w` messages of `size` bytes at buf, buf + size, ...: sent or received. */
 static void ch_window(channel *c, uint8_t *buf, size_t size, int w, int sending)
 {
+    if (c->tx) {
+        for (int j = 0; j < w; j++) {
+            if (sending)
+                rawshm_send(c->tx, buf + (size_t)j * size, size);
+            else
+                rawshm_recv(c->rx, buf + (size_t)j * size, size);
+        }
+        return;
+    }
     if (c->fd >= 0) {
         for (int j = 0; j < w; j++) {
             if (sending)
@@ -468,6 +536,40 @@ static void run_raw(const opts *o, int is_stream)
     wait_for_child(pid);
 }
 
+/* ---- set-up: raw shared memory between this process and a forked peer ---- */
+
+static void run_rawshm(const opts *o, int is_stream)
+{
+    size_t max = o->measure.sizes[o->measure.nsizes - 1];
+    size_t stride = (RAWSHM_WORD + max + 63) & ~(size_t)63;
+    size_t nslots = is_stream ? (size_t)o->measure.window : 1;
+    size_t ring = stride * nslots;
+    /* two consumed counters on lines of their own, then the two rings; zero-filled: nothing
+     * sent, nothing consumed */
+    size_t len = 2 * 64 + 2 * ring;
+    uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        bench_fail_errno("mmap (raw shared memory)");
+    rawshm_dir dirs[2];
+    for (int i = 0; i < 2; i++)
+        dirs[i] = (rawshm_dir){.consumed = (_Atomic uint64_t *)(void *)(base + 64 * i),
+                               .slots = base + 2 * 64 + (size_t)i * ring, .stride = stride, .nslots = nslots};
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        bench_fail_errno("fork");
+    if (pid == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL))
+        bench_fail_errno("prctl(PR_SET_PDEATHSIG)");
+    /* the parent sends on direction 0, the child on direction 1 */
+    channel c = {.fd = -1, .tx = &dirs[pid == 0], .rx = &dirs[pid != 0]};
+    run_benchmark(&c, pid != 0, o, is_stream ? KIND_STREAM : KIND_PINGPONG,
+                  is_stream ? "rawshm-stream" : "rawshm-pingpong");
+    if (pid == 0)
+        _exit(0);
+    wait_for_child(pid);
+    munmap(base, len);
+}
+
 /* ---- options ---- */
 
 static void usage(FILE *f)
@@ -482,6 +584,8 @@ static void usage(FILE *f)
         "      (or each PB through an MPI launcher: waitiorun -- mpirun -np 2 waitio-bench pairs : ...)\n"
         "  raw-pingpong, raw-stream (alias rawtcp-*): the same loops over a 127.0.0.1 TCP socket\n"
         "      between this process and a forked peer (TCP_NODELAY, whole-message send/recv loops)\n"
+        "  rawshm-pingpong, rawshm-stream: the same loops over shared memory with a forked peer and\n"
+        "      no library (a sequence word beside the data, spinning): the physical limit\n"
         "options:\n"
         "  --min B, --max B   size range, default 8 .. 8M (suffixes K, M, G = 1024^n)\n"
         "  --factor F         step of the range, default 2 (powers of two)\n"
@@ -522,10 +626,13 @@ static int parse_options(opts *o, int argc, char **argv)
     return finish_measure_opts(&o->measure, &sizes);
 }
 
-/* "pingpong", "stream", "pairs", "raw-pingpong", "raw-stream" (or "rawtcp-..."). */
+enum raw_kind { RAW_NONE, RAW_TCP, RAW_SHM };
+
+/* "pingpong", "stream", "pairs", "raw-pingpong", "raw-stream" (or "rawtcp-..."), "rawshm-...". */
 static int parse_benchmark(const char *name, int *is_raw, int *kind)
 {
-    *is_raw = !strncmp(name, "raw-", 4) || !strncmp(name, "rawtcp-", 7);
+    *is_raw = !strncmp(name, "raw-", 4) || !strncmp(name, "rawtcp-", 7) ? RAW_TCP
+            : !strncmp(name, "rawshm-", 7) ? RAW_SHM : RAW_NONE;
     if (*is_raw)
         name = strchr(name, '-') + 1;
     *kind = !strcmp(name, "stream") ? KIND_STREAM : !strcmp(name, "pairs") ? KIND_PAIRS
@@ -552,6 +659,10 @@ int main(int argc, char **argv)
         return 2;
     }
     arm_time_limit(o.measure.time_limit);
+    if (is_raw == RAW_SHM) {
+        run_rawshm(&o, kind == KIND_STREAM);
+        return 0;
+    }
     if (is_raw) {
         run_raw(&o, kind == KIND_STREAM);
         return 0;

@@ -177,20 +177,24 @@ static ssize_t ring_sendv(wio_stream *s, struct iovec *iov, int iovcnt)
     return (ssize_t)n;
 }
 
-/* Like recv, except that a ring never reports its end (the socket does) and reports corrupt
- * indices as EPROTO. */
-static ssize_t ring_recv(wio_stream *s, void *buf, size_t len)
+/* The ring's bytes are parsed in place; a ring never reports its end (the socket does). */
+static const uint8_t *ring_peek(wio_stream *s, size_t *len)
 {
     shm_conn *c = s->pipe_state;
     int wake;
-    ssize_t n = wio_shm_read(c->seg, buf, len, &wake);
+    const uint8_t *p = wio_shm_peek(c->seg, len, &wake);
     if (wake)
         doorbell(s);
-    if (n <= 0) {
-        errno = n < 0 ? EPROTO : EAGAIN;
-        return -1;
-    }
-    return n;
+    return p;
+}
+
+static void ring_consume(wio_stream *s, size_t n)
+{
+    shm_conn *c = s->pipe_state;
+    int wake;
+    wio_shm_consume(c->seg, n, &wake);
+    if (wake)
+        doorbell(s);
 }
 
 /* Ring space is polled (shm_poll), not signalled. */
@@ -217,7 +221,8 @@ static void ring_release(wio_stream *s)
 
 static const wio_pipe_ops ring_pipe = {
     .sendv = ring_sendv,
-    .recv = ring_recv,
+    .peek = ring_peek,
+    .consume = ring_consume,
     .want_write = ring_want_write,
     .shutdown = ring_shutdown,
     .release = ring_release,

@@ -27,15 +27,29 @@
 #include "core/auth.h"
 
 #define SHM_MAGIC 0x3130484d534f4957ull /* "WIOSHM01" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2 /* 2: records with control words */
 #define SHM_PREFIX "waitio-"
 #define CACHE_LINE 64
 
-/* Indices only grow; the byte at position i lives at data[i & (size - 1)]. Each index has its
- * own cache line so that the producer and the consumer do not invalidate each other's. */
+/*
+ * A ring is a sequence of records, each starting on a cache line: an 8-byte control word, then
+ * `len` bytes of the connection's byte stream. The control word is written last (the record is
+ * published by it) and names the record's position, so a reader polls the very line that holds
+ * the frame header and a small payload: one cache-line transfer per small message, where a
+ * separate head index costs a second, dependent one. The reader clears each control word it
+ * consumed, so a line that holds no published record reads as zero. A record never wraps: when
+ * one does not fit before the end of the ring, a PAD record fills the rest of that lap.
+ *
+ * Positions only grow; the byte at position i lives at data[i & (size - 1)]. `tail` (the
+ * reader's) has its own cache line so that the producer reads it only when it runs short of
+ * space; the writer keeps its position to itself.
+ */
+#define REC_ALIGN CACHE_LINE
+#define REC_WORD 8u
+#define REC_PAD 0xffffffffu /* len of a PAD record */
+
 typedef struct ring_ctl {
-    _Alignas(CACHE_LINE) _Atomic uint64_t head;  /* written by the producer */
-    _Alignas(CACHE_LINE) _Atomic uint64_t tail;  /* written by the consumer */
+    _Alignas(CACHE_LINE) _Atomic uint64_t tail;  /* written by the consumer: start of its record */
     _Alignas(CACHE_LINE) _Atomic uint32_t reader_sleeping;
     _Atomic uint32_t writer_waiting;
 } ring_ctl;
@@ -55,7 +69,10 @@ struct wio_shm_seg {
     size_t size, mask;
     int tx, rx;                 /* ring indices: creator writes 0, reads 1 */
     uint8_t *tx_data, *rx_data;
+    uint64_t tx_pos;            /* where our next record goes */
     uint64_t tx_tail_seen;      /* the consumer's tail when we last looked: saves a cache miss */
+    uint64_t rx_pos;            /* the record being read */
+    size_t rx_len, rx_off;      /* its length (0: not seen yet) and the bytes consumed of it */
     char name[WIO_SHM_NAME_MAX];
     int named;
 };
@@ -203,68 +220,139 @@ void wio_shm_destroy(wio_shm_seg *s)
 /* ------------------------------------------------------------------------------------ */
 /* rings                                                                                */
 
+static uint64_t rec_space(size_t n) { return (REC_WORD + n + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1); }
+
+/* The control word of a record at position pos holding len bytes: a tag from the position (so
+ * that a stale or misplaced word is told from a published one) and the length. Never zero. */
+static uint64_t rec_word(uint64_t pos, uint32_t len)
+{
+    return ((uint64_t)(((uint32_t)(pos / REC_ALIGN) & 0x7fffffffu) | 0x80000000u) << 32) | len;
+}
+
+static _Atomic uint64_t *rec_ctl(uint8_t *data, size_t mask, uint64_t pos)
+{
+    return (_Atomic uint64_t *)(void *)(data + (pos & mask));
+}
+
+/* Publishes the record at pos that ends at `next` (Dekker with wio_shm_prepare_sleep, all four accesses sequentially
+ * consistent: either the reader sees the record, or we see that it sleeps and ring its doorbell;
+ * an exchange is the cheapest full barrier on x86). */
+static void rec_publish(wio_shm_seg *s, uint64_t pos, uint32_t len, uint64_t next, int *wake)
+{
+    atomic_store_explicit(rec_ctl(s->tx_data, s->mask, next), 0, memory_order_relaxed);
+    (void)atomic_exchange_explicit(rec_ctl(s->tx_data, s->mask, pos), rec_word(pos, len), memory_order_seq_cst);
+    *wake = atomic_load_explicit(&s->hdr->ring[s->tx].reader_sleeping, memory_order_seq_cst) != 0;
+}
+
 size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake)
 {
     ring_ctl *r = &s->hdr->ring[s->tx];
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     size_t want = 0;
     for (int i = 0; i < iovcnt; i++)
         want += iov[i].iov_len;
-    uint64_t used = head - s->tx_tail_seen;
-    if (used > s->size || s->size - used < want) { /* look at the real tail only when short */
+    WIO_ASSERT(want > 0);
+    uint64_t pos = s->tx_pos;
+    size_t at = (size_t)(pos & s->mask), cont = s->size - at;
+    uint64_t need = rec_space(want);
+    uint64_t used = pos - s->tx_tail_seen;
+    if (used > s->size || s->size - used < need + (need > cont ? cont : 0) + REC_ALIGN) {
+        /* look at the real tail only when short (of the record, a pad, the line kept clear) */
         s->tx_tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-        used = head - s->tx_tail_seen;
+        used = pos - s->tx_tail_seen;
     }
     *wake = 0;
-    if (used >= s->size) /* full (or a corrupt tail: then we never write) */
+    if (used > s->size - 2 * REC_ALIGN) /* full (or a corrupt tail: then we never write) */
         return 0;
-    size_t room = s->size - (size_t)used, done = 0;
-    for (int i = 0; i < iovcnt && room > 0; i++) {
-        const uint8_t *src = iov[i].iov_base;
-        size_t n = iov[i].iov_len < room ? iov[i].iov_len : room;
-        size_t at = (size_t)(head + done) & s->mask;
-        size_t first = s->size - at < n ? s->size - at : n;
-        memcpy(s->tx_data + at, src, first);
-        if (n > first) /* wrapped (rare: skipping the empty call matters for small frames) */
-            memcpy(s->tx_data, src + first, n - first);
-        done += n;
-        room -= n;
+    /* free bytes, a multiple of REC_ALIGN, less the line kept clear after the last record */
+    size_t room = s->size - (size_t)used - REC_ALIGN;
+    size_t avail = room < cont ? room : cont;
+    if (need > avail && room > cont && room - cont > avail) {
+        /* more fits after the end of this lap: pad the lap's rest */
+        rec_publish(s, pos, REC_PAD, pos + cont, wake);
+        pos += cont;
+        room -= cont;
+        at = 0;
+        avail = room;
     }
-    /* Dekker with wio_shm_prepare_sleep (all four accesses sequentially consistent): either the
-     * reader sees our data, or we see that it sleeps and ring its doorbell. An exchange is the
-     * cheapest full barrier on x86. */
-    (void)atomic_exchange_explicit(&r->head, head + done, memory_order_seq_cst);
-    *wake = atomic_load_explicit(&r->reader_sleeping, memory_order_seq_cst) != 0;
-    return done;
+    if (need > avail)
+        need = avail;
+    size_t n = (size_t)need - REC_WORD < want ? (size_t)need - REC_WORD : want;
+    uint8_t *dst = s->tx_data + at + REC_WORD;
+    size_t done = 0;
+    for (int i = 0; i < iovcnt && done < n; i++) {
+        size_t k = iov[i].iov_len < n - done ? iov[i].iov_len : n - done;
+        memcpy(dst + done, iov[i].iov_base, k);
+        done += k;
+    }
+    int padded = *wake;
+    s->tx_pos = pos + rec_space(n);
+    rec_publish(s, pos, (uint32_t)n, s->tx_pos, wake);
+    *wake |= padded;
+    return n;
 }
 
-ssize_t wio_shm_read(wio_shm_seg *s, void *buf, size_t n, int *wake)
+/* The control word at the reader's position: 1 and *len for a data record, 2 for a PAD, 0 for
+ * nothing published, -1 for a word that cannot be there (a corrupt ring). */
+static int rec_examine(const wio_shm_seg *s, uint64_t pos, uint32_t *len)
+{
+    uint64_t w = atomic_load_explicit(rec_ctl(s->rx_data, s->mask, pos), memory_order_acquire);
+    if (w == 0)
+        return 0;
+    uint32_t l = (uint32_t)w;
+    if (w != rec_word(pos, l))
+        return -1;
+    if (l == REC_PAD)
+        return 2;
+    if (l == 0 || (pos & s->mask) + rec_space(l) > s->size)
+        return -1;
+    *len = l;
+    return 1;
+}
+
+/* The record is read: move on and let the writer have the space (Dekker with
+ * wio_shm_prepare_sleep's want_space). */
+static void rec_release(wio_shm_seg *s, uint64_t next, int *wake)
 {
     ring_ctl *r = &s->hdr->ring[s->rx];
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-    uint64_t avail = head - tail;
-    *wake = 0;
-    if (avail > s->size)
-        return -1;
-    size_t k = avail < n ? (size_t)avail : n;
-    if (k == 0)
-        return 0;
-    size_t at = (size_t)tail & s->mask;
-    size_t first = s->size - at < k ? s->size - at : k;
-    memcpy(buf, s->rx_data + at, first);
-    if (k > first)
-        memcpy((uint8_t *)buf + first, s->rx_data, k - first);
-    (void)atomic_exchange_explicit(&r->tail, tail + k, memory_order_seq_cst);
+    s->rx_pos = next;
+    s->rx_len = s->rx_off = 0;
+    (void)atomic_exchange_explicit(&r->tail, next, memory_order_seq_cst);
     *wake = atomic_load_explicit(&r->writer_waiting, memory_order_seq_cst) != 0;
-    return (ssize_t)k;
+}
+
+const uint8_t *wio_shm_peek(wio_shm_seg *s, size_t *len, int *wake)
+{
+    *wake = 0;
+    for (;;) {
+        if (s->rx_len) {
+            *len = s->rx_len - s->rx_off;
+            return s->rx_data + (s->rx_pos & s->mask) + REC_WORD + s->rx_off;
+        }
+        uint32_t l = 0;
+        int k = rec_examine(s, s->rx_pos, &l);
+        if (k <= 0) {
+            *len = k < 0 ? (size_t)-1 : 0;
+            return NULL;
+        }
+        if (k == 2) {
+            rec_release(s, s->rx_pos + (s->size - (s->rx_pos & s->mask)), wake);
+            continue;
+        }
+        s->rx_len = l;
+    }
+}
+
+void wio_shm_consume(wio_shm_seg *s, size_t n, int *wake)
+{
+    *wake = 0;
+    s->rx_off += n;
+    if (s->rx_off >= s->rx_len)
+        rec_release(s, s->rx_pos + rec_space(s->rx_len), wake);
 }
 
 int wio_shm_readable(const wio_shm_seg *s)
 {
-    const ring_ctl *r = &s->hdr->ring[s->rx];
-    return atomic_load_explicit(&r->head, memory_order_acquire) !=
-           atomic_load_explicit(&r->tail, memory_order_relaxed);
+    return s->rx_len || atomic_load_explicit(rec_ctl(s->rx_data, s->mask, s->rx_pos), memory_order_acquire) != 0;
 }
 
 int wio_shm_prepare_sleep(wio_shm_seg *s, int want_space)
@@ -272,11 +360,10 @@ int wio_shm_prepare_sleep(wio_shm_seg *s, int want_space)
     atomic_store_explicit(&s->hdr->ring[s->rx].reader_sleeping, 1, memory_order_seq_cst);
     if (want_space)
         atomic_store_explicit(&s->hdr->ring[s->tx].writer_waiting, 1, memory_order_seq_cst);
-    const ring_ctl *rx = &s->hdr->ring[s->rx], *tx = &s->hdr->ring[s->tx];
-    if (atomic_load_explicit(&rx->head, memory_order_seq_cst) != atomic_load_explicit(&rx->tail, memory_order_relaxed))
+    if (s->rx_len || atomic_load_explicit(rec_ctl(s->rx_data, s->mask, s->rx_pos), memory_order_seq_cst) != 0)
         return 1;
-    return want_space && atomic_load_explicit(&tx->head, memory_order_relaxed) -
-                             atomic_load_explicit(&tx->tail, memory_order_seq_cst) < s->size;
+    return want_space && s->tx_pos - atomic_load_explicit(&s->hdr->ring[s->tx].tail, memory_order_seq_cst) <=
+                             s->size - 2 * REC_ALIGN;
 }
 
 void wio_shm_end_sleep(wio_shm_seg *s)

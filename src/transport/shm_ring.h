@@ -27,12 +27,16 @@ void wio_shm_unlink(wio_shm_seg *s);
 /* Unmaps (and unlinks if still named). */
 void wio_shm_destroy(wio_shm_seg *s);
 
-/* Writes as much of iov as fits; returns the bytes written (0: ring full). *wake is set when
- * the reader is asleep and needs a doorbell. */
+/* Writes one record holding as much of iov as fits (all of it when there is room); returns the
+ * bytes written (0: ring full). *wake is set when the reader is asleep and needs a doorbell. */
 size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake);
-/* Reads up to n bytes; returns the bytes read (0: empty), or -1 if the ring's indices are
- * corrupt. *wake is set when the writer waits for space and needs a doorbell. */
-ssize_t wio_shm_read(wio_shm_seg *s, void *buf, size_t n, int *wake);
+/* The unread bytes of the record at the reader's position, in place (valid until consumed):
+ * a pointer and *len > 0; NULL with *len 0 when nothing is published, NULL with *len (size_t)-1
+ * when the ring holds something no writer of ours could have written. */
+const uint8_t *wio_shm_peek(wio_shm_seg *s, size_t *len, int *wake);
+/* n bytes of what wio_shm_peek returned were used (the record's space goes back to the writer
+ * once all of it is). *wake is set when the writer waits for space and needs a doorbell. */
+void wio_shm_consume(wio_shm_seg *s, size_t n, int *wake);
 int wio_shm_readable(const wio_shm_seg *s);
 /* Before blocking: announce that we sleep (and, if want_space, that we wait for space in the
  * outgoing ring). Returns 1 if there is already something to do (do not block). */

@@ -650,7 +650,11 @@ void wio_stream_open(wio_stream *s)
         stream_flush(s);
 }
 
-void wio_stream_drop_buffered(wio_stream *s) { s->rstart = s->rend; }
+void wio_stream_drop_buffered(wio_stream *s)
+{
+    s->rstart = s->rend;
+    s->rx_drop = 1; /* parse_bytes stops at the end of the frame being handled */
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* receiving                                                                            */
@@ -708,38 +712,113 @@ static int header_arrived(wio_stream *s, const uint8_t *raw)
     return 0;
 }
 
-/* Consumes buffered bytes. Returns nonzero when the stream is gone. */
-static int parse_buffer(wio_stream *s)
+/* Parses frames out of n bytes at p (the read buffer, or a pipe's bytes in place): whole
+ * headers and as much payload as there is. Returns the bytes used; fewer than n only when a
+ * header is incomplete (the caller keeps those bytes) or when the stream is gone (*gone). */
+static size_t parse_bytes(wio_stream *s, const uint8_t *p, size_t n, int *gone)
 {
+    size_t used = 0;
+    *gone = 0;
     for (;;) {
-        size_t avail = s->rend - s->rstart;
         if (s->rx_state == RX_HEADER) {
-            if (avail < WIO_FRAME_HDR_SIZE)
-                return 0;
-            const uint8_t *raw = s->rbuf + s->rstart;
-            s->rstart += WIO_FRAME_HDR_SIZE;
-            if (header_arrived(s, raw))
-                return 1;
+            if (n - used < WIO_FRAME_HDR_SIZE)
+                return used;
+            used += WIO_FRAME_HDR_SIZE;
+            if (header_arrived(s, p + used - WIO_FRAME_HDR_SIZE)) {
+                *gone = 1;
+                return used;
+            }
+            if (s->rx_drop) /* a handshake frame switched pipes: the rest is not ours */
+                break;
             continue;
         }
+        size_t avail = n - used;
         if (avail == 0)
-            return 0;
+            return used;
         size_t need = s->rx_hdr.len - s->rx_got;
         size_t take = avail < need ? avail : need;
         if (s->rx_dest)
-            memcpy(s->rx_dest + s->rx_got, s->rbuf + s->rstart, take);
-        s->rstart += take;
+            memcpy(s->rx_dest + s->rx_got, p + used, take);
+        used += take;
         s->rx_got += take;
-        if (s->rx_got == s->rx_hdr.len && frame_complete(s))
-            return 1;
+        if (s->rx_got == s->rx_hdr.len && frame_complete(s)) {
+            *gone = 1;
+            return used;
+        }
+        if (s->rx_drop)
+            break;
+    }
+    s->rx_drop = 0;
+    return n;
+}
+
+/* Consumes buffered bytes. Returns nonzero when the stream is gone. */
+static int parse_buffer(wio_stream *s)
+{
+    int gone;
+    s->rstart += parse_bytes(s, s->rbuf + s->rstart, s->rend - s->rstart, &gone);
+    return gone;
+}
+
+static void fail_corrupt_pipe(wio_stream *s)
+{
+    char why[128];
+    snprintf(why, sizeof why, "corrupt data in the %s pipe", s->kind->name);
+    wio_stream_fail(s, WAITIO_ERR_PROTO, why, 0);
+}
+
+/* A pipe that lends its bytes (peek/consume): frames are parsed where they lie, payloads copied
+ * once, straight to their destination. Only a header split between two runs goes through the
+ * read buffer. At most 64 runs per call, so that one busy peer does not starve the others. */
+static void stream_read_in_place(wio_stream *s)
+{
+    for (int rounds = 0; rounds < 64 && s->state != WIO_SS_CLOSED; rounds++) {
+        const wio_pipe_ops *pipe = s->kind->pipe;
+        size_t n, used;
+        int gone;
+        const uint8_t *p = pipe->peek(s, &n);
+        if (!p) {
+            if (n == (size_t)-1)
+                fail_corrupt_pipe(s);
+            return;
+        }
+        if (s->rend > s->rstart) {
+            /* the rest of a header that began in the previous run */
+            size_t have = s->rend - s->rstart;
+            used = WIO_FRAME_HDR_SIZE - have < n ? WIO_FRAME_HDR_SIZE - have : n;
+            memcpy(s->rbuf + s->rend, p, used);
+            s->rend += used;
+            gone = parse_buffer(s);
+        } else {
+            used = parse_bytes(s, p, n, &gone);
+            if (!gone && used < n) { /* a header's beginning: keep it */
+                memcpy(s->rbuf, p + used, n - used);
+                s->rstart = 0;
+                s->rend = n - used;
+                used = n;
+            }
+        }
+        if (gone)
+            return; /* closed: its pipe is released, nothing more to consume */
+        if (s->rstart == s->rend)
+            s->rstart = s->rend = 0;
+        pipe->consume(s, used);
     }
 }
 
 /* Reads and parses the byte stream until it is drained or 16 reads were made. */
 void wio_stream_read(wio_stream *s)
 {
-    const wio_pipe_ops *pipe = s->kind->pipe;
+    if (s->kind->pipe->peek) {
+        stream_read_in_place(s);
+        return;
+    }
     for (int rounds = 0; rounds < 16 && s->state != WIO_SS_CLOSED; rounds++) {
+        const wio_pipe_ops *pipe = s->kind->pipe;
+        if (pipe->peek) { /* the transport switched pipes in a handshake frame just parsed */
+            stream_read_in_place(s);
+            return;
+        }
         ssize_t n;
         size_t want;
         size_t buffered = s->rend - s->rstart;
@@ -764,16 +843,13 @@ void wio_stream_read(wio_stream *s)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return;
+            if (errno == EPROTO) {
+                fail_corrupt_pipe(s);
+                return;
+            }
             char why[128];
-            int corrupt = errno == EPROTO;
-            if (corrupt)
-                snprintf(why, sizeof why, "corrupt data in the %s pipe", s->kind->name);
-            else
-                snprintf(why, sizeof why, "receive failed: %s", strerror(errno));
-            if (corrupt)
-                wio_stream_fail(s, WAITIO_ERR_PROTO, why, 0);
-            else
-                wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
+            snprintf(why, sizeof why, "receive failed: %s", strerror(errno));
+            wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
             return;
         }
         if (n == 0) {

@@ -36,6 +36,12 @@ typedef struct wio_listener wio_listener;
 typedef struct wio_pipe_ops {
     ssize_t (*sendv)(wio_stream *s, struct iovec *iov, int iovcnt);
     ssize_t (*recv)(wio_stream *s, void *buf, size_t n);
+    /* optional, instead of recv: a pipe whose bytes can be parsed where they lie (shm's rings).
+     * peek returns the next run of readable bytes in place and *n > 0; NULL with *n 0 when none
+     * is there, NULL with *n (size_t)-1 when the pipe is corrupt. consume(n) after using n of
+     * them; the run stays valid until then. */
+    const uint8_t *(*peek)(wio_stream *s, size_t *n);
+    void (*consume)(wio_stream *s, size_t n);
     /* optional: the end of a burst of sendv calls (a file pipe commits a segment here) */
     void (*flush)(wio_stream *s);
     /* ask to be told (wio_stream_writable) when writing may continue; 0 or -1 */
@@ -110,6 +116,7 @@ struct wio_stream {
     int rx_state;
     wio_frame_hdr rx_hdr;
     uint8_t *rx_dest;          /* NULL: discard */
+    int rx_drop;               /* wio_stream_drop_buffered during parsing */
     size_t rx_got;
     uint8_t rx_small[WIO_HANDSHAKE_MAX]; /* handshake payloads */
     uint8_t hs_rbuf[WIO_STREAM_HS_RBUF];
@@ -207,7 +214,8 @@ void wio_stream_listeners_resume(wio_stream_ctx *ctx);
 /* Used by transports' handshake steps. */
 void wio_stream_send_handshake(wio_stream *s, uint8_t type, uint16_t flags, size_t len);
 void wio_stream_open(wio_stream *s);
-/* Bytes already buffered past the last handshake frame are dropped (a pipe switch). */
+/* From a handshake frame's handler: bytes already buffered past that frame are dropped (a pipe
+ * switch). */
 void wio_stream_drop_buffered(wio_stream *s);
 
 /* handshake.c: the authenticated handshake (called by stream.c) */
