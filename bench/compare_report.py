@@ -35,6 +35,10 @@ CONFIGS = {
                      "connect[-stream] --role accept|connect --port-file F"),
     "raw-tcp": ("raw TCP", "one 127.0.0.1 socket, TCP_NODELAY, receiver polls",
                 "waitio-bench raw-pingpong / raw-stream (forks its peer)"),
+    "raw-shm": ("raw shm", "the physical limit: bare shared memory between 2 processes, no library; "
+                "per direction a ring of slots, a sequence word beside the data in one cache line, "
+                "copied in, published, spun on, copied out",
+                "waitio-bench rawshm-pingpong / rawshm-stream (forks its peer)"),
     "waitio-file-tmpfs": ("WaitIO file (tmpfs)", "2 PBs of 1 process, file transport only, the "
                           "shared directory in /dev/shm", "WAITIO_TRANSPORTS=file WAITIO_SCRATCH_DIR=/dev/shm/... "
                           "waitiorun -- waitio-bench MODE : -- waitio-bench MODE"),
@@ -62,7 +66,8 @@ PAIR_CONFIGS = {
 }
 # (numerator, denominator): ratio tables; latency ratios < 1 and bandwidth ratios > 1 favour
 # the numerator.
-RATIOS = [("waitio-shm", "ompi-shm"), ("waitio-shm", "mpich-shm"), ("waitio-shm", "ompi-connect"),
+RATIOS = [("waitio-shm", "ompi-shm"), ("waitio-shm", "mpich-shm"), ("waitio-shm", "raw-shm"),
+          ("waitio-shm", "ompi-connect"),
           ("waitio-shm", "waitio-tcp"), ("waitio-tcp", "raw-tcp"), ("waitio-tcp", "ompi-tcp"),
           ("waitio-file-tmpfs", "waitio-tcp"), ("waitio-file-disk", "waitio-tcp"),
           ("waitio-hybrid", "waitio-shm")]

@@ -2,6 +2,7 @@
  * api.c — the public C API of waitio.h: argument checks, the engine's lifetime (init, finalize),
  * and the translation between caller-owned waitio_req_t and the engine's pooled requests.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "boot/boot.h"
@@ -28,6 +29,7 @@ static int engine_setup(wio_engine *e, int timeout)
     wio_list_init(&e->groups);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
+    wio_list_init(&e->unexp_free);
     double boot_timeout = timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT;
     if ((rc = wio_config_load(&e->cfg)) || (rc = wio_job_configure(&e->cfg)))
         return rc;
@@ -250,6 +252,19 @@ static void req_bind(waitio_req_t *req, wio_req_impl *r)
     req->reserved[0] = wio_req_id(r);
 }
 
+/* A send that went at once (the small-message fast path, wio_engine_isend): no engine request
+ * behind it; it is complete and holds its status until it is waited on or tested, like any
+ * completed request (waitany returns it, a second wait sees an inactive request). */
+static const char sent_at_once_marker;
+#define REQ_SENT_AT_ONCE ((void *)(uintptr_t)&sent_at_once_marker)
+
+static void req_sent_at_once(waitio_req_t *req, int dst, uint64_t tag, size_t len)
+{
+    req->status = (waitio_status_t){.source = dst, .tag = tag, .len = len, .error = 0};
+    req->internal = REQ_SENT_AT_ONCE;
+    req->reserved[0] = 0;
+}
+
 /* The engine request behind req, or NULL if req is inactive or stale. */
 static wio_req_impl *req_impl(wio_engine *e, const waitio_req_t *req)
 {
@@ -283,7 +298,10 @@ int waitio_isend(waitio_group_t grp, int dst, char *buf, size_t len, unsigned lo
     int rc = wio_engine_isend(e, (wio_group *)grp, dst, buf, len, tag, WIO_CTX_USER, &r);
     if (rc)
         return rc;
-    req_bind(req, r);
+    if (r)
+        req_bind(req, r);
+    else
+        req_sent_at_once(req, dst, tag, len);
     return 0;
 }
 
@@ -323,6 +341,11 @@ int waitio_wait_timeout(waitio_req_t *req, double seconds)
         return WAITIO_ERR_STATE;
     if (!req)
         return wio_fail(WAITIO_ERR_ARG, "NULL request");
+    if (req->internal == REQ_SENT_AT_ONCE) {
+        req->internal = NULL;
+        int rc = progress_now_and_then(e);
+        return rc ? rc : req->status.error;
+    }
     wio_req_impl *r = req_impl(e, req);
     if (!r)
         return req->internal ? wio_fail(WAITIO_ERR_ARG, "stale request (already completed "
@@ -353,8 +376,13 @@ int waitio_test(waitio_req_t *req, int *flag)
         return WAITIO_ERR_STATE;
     if (!req || !flag)
         return wio_fail(WAITIO_ERR_ARG, "NULL request or flag");
-    wio_req_impl *r = req_impl(e, req);
     *flag = 1;
+    if (req->internal == REQ_SENT_AT_ONCE) {
+        req->internal = NULL;
+        int rc = progress_now_and_then(e);
+        return rc ? rc : req->status.error;
+    }
+    wio_req_impl *r = req_impl(e, req);
     if (!r)
         return req->internal ? wio_fail(WAITIO_ERR_ARG, "stale request") : req->status.error;
     int rc = wio_engine_progress(e, 0);
@@ -390,6 +418,8 @@ static int any_done(void *arg)
 {
     any_ctx *a = arg;
     for (int i = 0; i < a->count; i++) {
+        if (a->reqs[i].internal == REQ_SENT_AT_ONCE)
+            return 1;
         wio_req_impl *r = req_impl(a->e, &a->reqs[i]);
         if (r && r->state == WIO_RS_DONE)
             return 1;
@@ -408,7 +438,7 @@ int waitio_waitany(int count, waitio_req_t reqs[], int *index)
     *index = WAITIO_UNDEFINED;
     int active = 0;
     for (int i = 0; i < count; i++)
-        active += req_impl(e, &reqs[i]) != NULL;
+        active += reqs[i].internal == REQ_SENT_AT_ONCE || req_impl(e, &reqs[i]) != NULL;
     if (!active)
         return 0;
     any_ctx a = {e, reqs, count};
@@ -416,6 +446,11 @@ int waitio_waitany(int count, waitio_req_t reqs[], int *index)
     if (rc)
         return rc;
     for (int i = 0; i < count; i++) {
+        if (reqs[i].internal == REQ_SENT_AT_ONCE) {
+            *index = i;
+            reqs[i].internal = NULL;
+            return reqs[i].status.error;
+        }
         wio_req_impl *r = req_impl(e, &reqs[i]);
         if (r && r->state == WIO_RS_DONE) {
             *index = i;
@@ -433,6 +468,8 @@ int waitio_cancel(waitio_req_t *req)
         return WAITIO_ERR_STATE;
     if (!req)
         return wio_fail(WAITIO_ERR_ARG, "NULL request");
+    if (req->internal == REQ_SENT_AT_ONCE)
+        return wio_fail(WAITIO_ERR_ARG, "only receives that have not matched can be cancelled");
     wio_req_impl *r = req_impl(e, req);
     if (!r)
         return wio_fail(WAITIO_ERR_ARG, "inactive request");

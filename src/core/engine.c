@@ -5,6 +5,7 @@
  * docs/protocol.md describes the frames and the state machines implemented here.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -262,14 +263,46 @@ static void release_credit(wio_engine *e, uint32_t peer_id, uint64_t len)
     maybe_return_credit(e, p);
 }
 
+/* A zeroed entry for an unexpected message, from the free list when it has one. An eager
+ * payload of at most WIO_UNEXP_INLINE bytes goes into the entry itself. */
+static wio_unexp *unexp_new(wio_engine *e, int kind, uint32_t peer_id, const wio_frame_hdr *h)
+{
+    wio_unexp *ux;
+    if (e->unexp_nfree) {
+        ux = WIO_CONTAINER_OF(e->unexp_free.next, wio_unexp, link);
+        wio_list_remove(&ux->link);
+        e->unexp_nfree--;
+    } else if (!(ux = malloc(sizeof *ux))) {
+        return NULL;
+    }
+    memset(ux, 0, offsetof(wio_unexp, small));
+    ux->kind = kind;
+    ux->peer_id = peer_id;
+    ux->gid = h->gid;
+    ux->src = h->src;
+    ux->tag = h->tag;
+    return ux;
+}
+
+static void unexp_release(wio_engine *e, wio_unexp *ux)
+{
+    if (ux->data != ux->small)
+        free(ux->data);
+    if (e->unexp_nfree < WIO_UNEXP_FREE_MAX) {
+        wio_list_insert_tail(&e->unexp_free, &ux->link);
+        e->unexp_nfree++;
+    } else {
+        free(ux);
+    }
+}
+
 static void unexp_free(wio_engine *e, wio_unexp *ux)
 {
     if (wio_list_linked(&ux->link))
         wio_list_remove(&ux->link);
     if (ux->kind == WIO_UX_EAGER)
         e->unexpected_bytes -= ux->len;
-    free(ux->data);
-    free(ux);
+    unexp_release(e, ux);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -715,15 +748,41 @@ static uint32_t on_take_credit(void *ctx, void *user)
     return v;
 }
 
-static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
+/* An eager message must fit the limit and the credit we granted its sender. */
+static int eager_charge(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
 {
-    wio_peer *p = l->peer;
     int64_t cost = (int64_t)h->len + EAGER_OVERHEAD;
     if (h->len > e->cfg.eager_limit || cost > p->recv_credit) {
         wio_warn("process %u exceeded its eager limit or credit", (unsigned)p->id);
         return -1;
     }
     p->recv_credit -= cost;
+    return 0;
+}
+
+/* An eager message no receive was waiting for: queued with room for its payload. */
+static wio_unexp *unexp_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+{
+    wio_unexp *ux = unexp_new(e, WIO_UX_EAGER, p->id, h);
+    uint8_t *data = !ux ? NULL : h->len <= WIO_UNEXP_INLINE ? ux->small : malloc(h->len);
+    if (!data) {
+        if (ux)
+            unexp_release(e, ux);
+        wio_error("out of memory buffering an unexpected message");
+        return NULL;
+    }
+    ux->len = h->len;
+    ux->data = data;
+    e->unexpected_bytes += h->len;
+    wio_list_insert_tail(&e->unexpected, &ux->link);
+    return ux;
+}
+
+static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
+{
+    wio_peer *p = l->peer;
+    if (eager_charge(e, p, h))
+        return -1;
     wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
     if (r) {
         r->status.len = h->len;
@@ -736,25 +795,37 @@ static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8
         l->rx_req = r;
         return 0;
     }
-    wio_unexp *ux = calloc(1, sizeof *ux);
-    uint8_t *data = malloc(h->len ? h->len : 1);
-    if (!ux || !data) {
-        free(ux);
-        free(data);
-        wio_error("out of memory buffering an unexpected message");
+    wio_unexp *ux = unexp_eager(e, p, h);
+    if (!ux)
         return -1;
-    }
-    ux->kind = WIO_UX_EAGER;
-    ux->peer_id = p->id;
-    ux->gid = h->gid;
-    ux->src = h->src;
-    ux->tag = h->tag;
-    ux->len = h->len;
-    ux->data = data;
-    e->unexpected_bytes += h->len;
-    wio_list_insert_tail(&e->unexpected, &ux->link);
-    *dest = data;
+    *dest = ux->data;
     l->rx_unexp = ux;
+    return 0;
+}
+
+/* A whole eager message at hand (frame_whole): matched, copied and completed in one step. */
+static int eager_whole(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, const uint8_t *payload)
+{
+    if (eager_charge(e, p, h))
+        return -1;
+    wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
+    if (r) {
+        r->status.len = h->len;
+        r->msg_len = h->len;
+        if (h->len > r->cap)
+            r->status.error = WAITIO_ERR_TRUNCATE;
+        else if (h->len)
+            memcpy(r->buf, payload, h->len);
+        release_credit(e, p->id, h->len);
+        wio_req_complete(r, 0);
+        return 0;
+    }
+    wio_unexp *ux = unexp_eager(e, p, h);
+    if (!ux)
+        return -1;
+    if (h->len)
+        memcpy(ux->data, payload, h->len);
+    ux->complete = 1;
     return 0;
 }
 
@@ -788,14 +859,9 @@ static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
         recv_matched_rts(e, p, r, h->aux, h->id, l->rx_rdv, desc_len);
         return 0;
     }
-    wio_unexp *ux = calloc(1, sizeof *ux);
+    wio_unexp *ux = unexp_new(e, WIO_UX_RTS, p->id, h);
     if (!ux)
         return -1;
-    ux->kind = WIO_UX_RTS;
-    ux->peer_id = p->id;
-    ux->gid = h->gid;
-    ux->src = h->src;
-    ux->tag = h->tag;
     ux->len = h->aux;
     ux->remote_id = h->id;
     ux->rdv_len = (uint8_t)desc_len;
@@ -856,17 +922,23 @@ static int begin_data(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_
     return 0;
 }
 
+/* What every arriving frame does: counts, use for the connection cap, credit it brings back. */
+static void frame_arrived(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
+{
+    e->frames_in++;
+    p->last_used = ++e->use_tick;
+    p->send_credit += h->credit;
+    if (h->credit && !wio_list_empty(&p->held))
+        release_held(e, p);
+}
+
 static int on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)ctx;
     wio_link *l = user;
     wio_peer *p = l->peer;
     wio_engine *e = p->engine;
-    e->frames_in++;
-    p->last_used = ++e->use_tick;
-    p->send_credit += h->credit;
-    if (h->credit && !wio_list_empty(&p->held))
-        release_held(e, p);
+    frame_arrived(e, p, h);
     l->rx_req = NULL;
     l->rx_unexp = NULL;
     *dest = NULL;
@@ -948,6 +1020,26 @@ static int on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
     return 0;
 }
 
+/* A whole frame at hand: an eager message on the main link (the small-message fast path) is
+ * delivered in one step; any other frame takes the way of frame_begin and frame_end. */
+static int on_frame_whole(void *ctx, void *user, const wio_frame_hdr *h, const uint8_t *payload)
+{
+    wio_link *l = user;
+    if (h->type == WIO_FT_EAGER && !l->bulk) {
+        wio_peer *p = l->peer;
+        frame_arrived(p->engine, p, h);
+        l->rx_req = NULL;
+        l->rx_unexp = NULL;
+        return eager_whole(p->engine, p, h, payload);
+    }
+    uint8_t *dest = NULL;
+    if (on_frame_begin(ctx, user, h, &dest) != 0)
+        return -1;
+    if (dest && h->len)
+        memcpy(dest, payload, h->len);
+    return on_frame_end(ctx, user, h);
+}
+
 static void on_closed(void *ctx, void *user, int err, const char *why, int rejected)
 {
     (void)ctx;
@@ -999,6 +1091,7 @@ const wio_tp_handler wio_engine_tp_handler = {
     .opened = on_opened,
     .frame_begin = on_frame_begin,
     .frame_end = on_frame_end,
+    .frame_whole = on_frame_whole,
     .closed = on_closed,
     .take_credit = on_take_credit,
 };
@@ -1234,6 +1327,28 @@ static int self_send_unsupported(void)
     return wio_fail(WAITIO_ERR_ARG, "sending to oneself is not supported");
 }
 
+/* The small-message fast path: a message to an open peer with nothing held before it, within
+ * the eager limit and the credit, is handed to the transport's send_now, which writes it at once
+ * (or copies what its pipe did not take): no request, nothing to wait for. Returns 1 if it went. */
+static int send_at_once(wio_engine *e, wio_peer *p, uint32_t gid, uint32_t src, uint64_t tag,
+                        const void *buf, size_t len)
+{
+    int64_t cost = (int64_t)len + EAGER_OVERHEAD;
+    const wio_link *l = &p->main;
+    if (p->state != WIO_PEER_OPEN || p->bye_sent || len > WIO_SEND_NOW_MAX || len > p->eager_limit ||
+        cost > p->send_credit || !wio_list_empty(&p->held) || !l->tp->ops->send_now)
+        return 0;
+    wio_frame_hdr h = {.type = WIO_FT_EAGER, .gid = gid, .src = src, .tag = tag, .len = len,
+                       .credit = p->credit_owed};
+    if (l->tp->ops->send_now(l->conn, &h, buf) != 0)
+        return 0;
+    p->credit_owed = 0;
+    p->send_credit -= cost;
+    p->last_used = ++e->use_tick;
+    e->frames_out++;
+    return 1;
+}
+
 int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
                      uint64_t tag, uint32_t ctx, wio_req_impl **out)
 {
@@ -1248,6 +1363,10 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     if (pid == e->my_id)
         return self_send_unsupported();
     wio_peer *p = wio_engine_peer(e, pid);
+    if (p && send_at_once(e, p, g->gid | ctx, (uint32_t)g->my_rank, tag, buf, len)) {
+        *out = NULL;
+        return 0;
+    }
     wio_req_impl *r = p ? wio_req_alloc(e, WIO_REQ_SEND) : NULL;
     if (!r)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
@@ -1600,6 +1719,7 @@ int wio_engine_start(wio_engine *e)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory for %u peers", (unsigned)e->nprocs_total);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
+    wio_list_init(&e->unexp_free);
     uint32_t local = 0;
     for (uint32_t i = 0; i < e->nprocs_total; i++)
         if (e->table[i].host_id == e->table[e->my_id].host_id)
@@ -1636,7 +1756,13 @@ void wio_engine_free(wio_engine *e)
     while (!wio_list_empty(&e->unexpected)) {
         wio_unexp *ux = WIO_CONTAINER_OF(e->unexpected.next, wio_unexp, link);
         wio_list_remove(&ux->link);
-        free(ux->data);
+        if (ux->data != ux->small)
+            free(ux->data);
+        free(ux);
+    }
+    while (!wio_list_empty(&e->unexp_free)) {
+        wio_unexp *ux = WIO_CONTAINER_OF(e->unexp_free.next, wio_unexp, link);
+        wio_list_remove(&ux->link);
         free(ux);
     }
     wio_groups_free(e);

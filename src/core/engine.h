@@ -128,6 +128,12 @@ typedef struct wio_req_impl {
 
 enum wio_unexp_kind { WIO_UX_EAGER = 1, WIO_UX_RTS = 2 };
 
+/* Unexpected eager messages of at most this many bytes are held in their entry itself; entries
+ * are recycled through a free list (at most WIO_UNEXP_FREE_MAX kept), so that small unexpected
+ * messages cost no allocation on the data path. */
+#define WIO_UNEXP_INLINE 256u
+#define WIO_UNEXP_FREE_MAX 1024u
+
 /* A message that arrived before a matching receive was posted. */
 typedef struct wio_unexp {
     wio_list link;
@@ -138,9 +144,10 @@ typedef struct wio_unexp {
     uint64_t remote_id;      /* RTS: the sender's request id */
     uint8_t rdv_len;         /* RTS: the sender's direct-read descriptor (0: none) */
     uint8_t rdv[WIO_RDV_DESC_MAX];
-    uint8_t *data;           /* EAGER */
+    uint8_t *data;           /* EAGER: `small`, or allocated for a larger payload */
     int complete;            /* EAGER payload fully arrived */
     wio_req_impl *waiting;   /* receive matched while the payload was still arriving */
+    uint8_t small[WIO_UNEXP_INLINE];
 } wio_unexp;
 
 typedef struct waitio_group {
@@ -198,6 +205,8 @@ typedef struct wio_engine {
     wio_list posted;
     wio_list unexpected;
     size_t unexpected_bytes;
+    wio_list unexp_free;     /* recycled entries (WIO_UNEXP_FREE_MAX at most) */
+    unsigned unexp_nfree;
     /* groups */
     wio_list groups;
     /* counters */
@@ -234,6 +243,8 @@ wio_peer *wio_engine_peer(wio_engine *e, uint32_t id);  /* NULL only on out-of-m
  * WIO_CTX_COLL for collectives, so that the two never match each other's messages. */
 #define WIO_CTX_USER 0u
 #define WIO_CTX_COLL 0x80000000u
+/* *out is the request to wait for, or NULL when the message went at once (a small message
+ * written by the transport's send_now): then nothing is left to wait for and buf is free. */
 int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
                      uint64_t tag, uint32_t ctx, wio_req_impl **out);
 int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len, uint64_t tag,

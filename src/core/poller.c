@@ -14,9 +14,13 @@
 #define MAX_EVENTS 64
 #define CLOCK_EVERY 16 /* while polling, the clock is read every 16th epoll round */
 
+#define MAX_POLLING 8 /* sources with a poll hook: one per transport instance */
+
 struct wio_poller {
     int epfd;
     wio_list sources;
+    wio_poll_source *polling[MAX_POLLING]; /* the sources with a poll hook, for the hot loop */
+    int npolling;
     int data_fds;              /* descriptors carrying data: epoll more often */
     int polled;                /* connections that need polling (rings, files) */
     unsigned polls_since_epoll;
@@ -81,14 +85,23 @@ void wio_poller_del(wio_poller *p, wio_poll_fd *pf)
 void wio_poller_add_source(wio_poller *p, wio_poll_source *s)
 {
     wio_list_insert_tail(&p->sources, &s->link);
+    if (s->poll) {
+        WIO_ASSERT(p->npolling < MAX_POLLING);
+        if (p->npolling < MAX_POLLING)
+            p->polling[p->npolling++] = s;
+    }
 }
 
 void wio_poller_del_source(wio_poller *p, wio_poll_source *s)
 {
-    (void)p;
     if (!wio_list_linked(&s->link))
         return;
     wio_list_remove(&s->link);
+    for (int i = 0; i < p->npolling; i++)
+        if (p->polling[i] == s) {
+            p->polling[i] = p->polling[--p->npolling];
+            break;
+        }
 }
 
 void wio_poller_data_fds(wio_poller *p, int delta) { p->data_fds += delta; }
@@ -98,11 +111,8 @@ void wio_poller_tick_soon(wio_poller *p) { p->tick_due = 1; }
 static int poll_sources(wio_poller *p)
 {
     int busy = 0;
-    for (wio_list *l = p->sources.next; l != &p->sources; l = l->next) {
-        wio_poll_source *s = WIO_CONTAINER_OF(l, wio_poll_source, link);
-        if (s->poll)
-            busy += s->poll(s->arg);
-    }
+    for (int i = 0; i < p->npolling; i++)
+        busy += p->polling[i]->poll(p->polling[i]->arg);
     return busy;
 }
 

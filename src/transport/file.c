@@ -1031,6 +1031,10 @@ static int file_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, 
 }
 
 static void file_send(void *conn, wio_send_item *it) { wio_stream_send(conn, it); }
+static int file_send_now(void *conn, wio_frame_hdr *h, const void *payload)
+{
+    return wio_stream_send_now(conn, h, payload);
+}
 
 /* Idle means nothing queued and nothing published that the reader has not consumed: what a
  * finalizing process must wait for before it says BYE on another connection (hybrid). */
@@ -1090,6 +1094,7 @@ const wio_transport_ops wio_transport_file = {
     .reachable = file_reachable,
     .connect = file_connect,
     .send = file_send,
+    .send_now = file_send_now,
     .conn_idle = file_conn_idle,
     .conn_shutdown = file_conn_shutdown,
     .conn_close = file_conn_close,

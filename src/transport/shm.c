@@ -720,6 +720,10 @@ static int shm_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, v
 }
 
 static void shm_send(void *conn, wio_send_item *it) { wio_stream_send(conn, it); }
+static int shm_send_now(void *conn, wio_frame_hdr *h, const void *payload)
+{
+    return wio_stream_send_now(conn, h, payload);
+}
 static int shm_conn_idle(const void *conn) { return wio_stream_idle(conn); }
 static void shm_conn_shutdown(void *conn) { wio_stream_shutdown(conn); }
 static void shm_conn_close(void *conn, int err) { wio_stream_close(conn, err); }
@@ -754,6 +758,7 @@ const wio_transport_ops wio_transport_shm = {
     .reachable = shm_reachable,
     .connect = shm_connect,
     .send = shm_send,
+    .send_now = shm_send_now,
     .conn_idle = shm_conn_idle,
     .conn_shutdown = shm_conn_shutdown,
     .conn_close = shm_conn_close,

@@ -244,23 +244,25 @@ static void rec_publish(wio_shm_seg *s, uint64_t pos, uint32_t len, uint64_t nex
     *wake = atomic_load_explicit(&s->hdr->ring[s->tx].reader_sleeping, memory_order_seq_cst) != 0;
 }
 
-size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake)
+static void rec_fill(uint8_t *dst, const struct iovec *iov, int iovcnt, size_t n)
 {
-    ring_ctl *r = &s->hdr->ring[s->tx];
-    size_t want = 0;
-    for (int i = 0; i < iovcnt; i++)
-        want += iov[i].iov_len;
-    WIO_ASSERT(want > 0);
+    size_t done = 0;
+    for (int i = 0; i < iovcnt && done < n; i++) {
+        size_t k = iov[i].iov_len < n - done ? iov[i].iov_len : n - done;
+        memcpy(dst + done, iov[i].iov_base, k);
+        done += k;
+    }
+}
+
+/* Short of space for a record in one piece: the tail looked at again, a PAD when more fits after
+ * the end of the lap, else as much as fits here. */
+static size_t writev_short(wio_shm_seg *s, const struct iovec *iov, int iovcnt, size_t want, int *wake)
+{
     uint64_t pos = s->tx_pos;
     size_t at = (size_t)(pos & s->mask), cont = s->size - at;
     uint64_t need = rec_space(want);
+    s->tx_tail_seen = atomic_load_explicit(&s->hdr->ring[s->tx].tail, memory_order_acquire);
     uint64_t used = pos - s->tx_tail_seen;
-    if (used > s->size || s->size - used < need + (need > cont ? cont : 0) + REC_ALIGN) {
-        /* look at the real tail only when short (of the record, a pad, the line kept clear) */
-        s->tx_tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-        used = pos - s->tx_tail_seen;
-    }
-    *wake = 0;
     if (used > s->size - 2 * REC_ALIGN) /* full (or a corrupt tail: then we never write) */
         return 0;
     /* free bytes, a multiple of REC_ALIGN, less the line kept clear after the last record */
@@ -277,18 +279,31 @@ size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *
     if (need > avail)
         need = avail;
     size_t n = (size_t)need - REC_WORD < want ? (size_t)need - REC_WORD : want;
-    uint8_t *dst = s->tx_data + at + REC_WORD;
-    size_t done = 0;
-    for (int i = 0; i < iovcnt && done < n; i++) {
-        size_t k = iov[i].iov_len < n - done ? iov[i].iov_len : n - done;
-        memcpy(dst + done, iov[i].iov_base, k);
-        done += k;
-    }
+    rec_fill(s->tx_data + at + REC_WORD, iov, iovcnt, n);
     int padded = *wake;
     s->tx_pos = pos + rec_space(n);
     rec_publish(s, pos, (uint32_t)n, s->tx_pos, wake);
     *wake |= padded;
     return n;
+}
+
+size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake)
+{
+    size_t want = 0;
+    for (int i = 0; i < iovcnt; i++)
+        want += iov[i].iov_len;
+    WIO_ASSERT(want > 0);
+    *wake = 0;
+    uint64_t pos = s->tx_pos, need = rec_space(want);
+    size_t at = (size_t)(pos & s->mask);
+    /* the common case: the record fits before the end of the lap, in space known to be free
+     * (the tail as last seen; it is read again only when short, saving a cache miss) */
+    if (need > s->size - at || pos + need + REC_ALIGN - s->tx_tail_seen > s->size)
+        return writev_short(s, iov, iovcnt, want, wake);
+    rec_fill(s->tx_data + at + REC_WORD, iov, iovcnt, want);
+    s->tx_pos = pos + need;
+    rec_publish(s, pos, (uint32_t)want, s->tx_pos, wake);
+    return want;
 }
 
 /* The control word at the reader's position: 1 and *len for a data record, 2 for a PAD, 0 for
@@ -323,23 +338,20 @@ static void rec_release(wio_shm_seg *s, uint64_t next, int *wake)
 const uint8_t *wio_shm_peek(wio_shm_seg *s, size_t *len, int *wake)
 {
     *wake = 0;
-    for (;;) {
-        if (s->rx_len) {
-            *len = s->rx_len - s->rx_off;
-            return s->rx_data + (s->rx_pos & s->mask) + REC_WORD + s->rx_off;
-        }
+    while (!s->rx_len) {
         uint32_t l = 0;
         int k = rec_examine(s, s->rx_pos, &l);
         if (k <= 0) {
             *len = k < 0 ? (size_t)-1 : 0;
             return NULL;
         }
-        if (k == 2) {
+        if (k == 1)
+            s->rx_len = l;
+        else /* PAD: the next lap */
             rec_release(s, s->rx_pos + (s->size - (s->rx_pos & s->mask)), wake);
-            continue;
-        }
-        s->rx_len = l;
     }
+    *len = s->rx_len - s->rx_off;
+    return s->rx_data + (s->rx_pos & s->mask) + REC_WORD + s->rx_off;
 }
 
 void wio_shm_consume(wio_shm_seg *s, size_t n, int *wake)

@@ -596,6 +596,48 @@ void wio_stream_send(wio_stream *s, wio_send_item *it)
         stream_flush(s);
 }
 
+/* The fast path of a small frame (transport.h, send_now): no item, no queue, one sendv. What
+ * the pipe does not take at once (a full socket buffer or ring) is copied to the stream's spill
+ * item, which then goes out first, like any partly written frame. */
+int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
+{
+    if (s->state != WIO_SS_OPEN || !wio_list_empty(&s->sendq) || h->len > WIO_SEND_NOW_MAX)
+        return -1;
+    const wio_pipe_ops *pipe = s->kind->pipe;
+    wio_send_item *it = &s->spill;
+    h->seq = s->tx_seq;
+    wio_frame_encode(h, it->wire);
+    struct iovec iov[2] = {{it->wire, WIO_FRAME_HDR_SIZE}, {(void *)(uintptr_t)payload, (size_t)h->len}};
+    ssize_t n;
+    do
+        n = pipe->sendv(s, iov, h->len ? 2 : 1);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        char why[128];
+        snprintf(why, sizeof why, "send failed: %s", strerror(errno));
+        wio_stream_fail(s, WAITIO_ERR_PEER, why, 0);
+        return -1;
+    }
+    s->tx_seq++;
+    size_t sent = n < 0 ? 0 : (size_t)n, total = WIO_FRAME_HDR_SIZE + (size_t)h->len;
+    if (sent < total) {
+        memcpy(s->spill_payload, payload, (size_t)h->len);
+        it->h = *h;
+        it->payload = s->spill_payload;
+        it->total = it->frame_payload = (size_t)h->len;
+        it->chunk = it->offset = 0;
+        it->frame_sent = sent;
+        it->in_flight = 1;
+        it->done = NULL;
+        wio_list_insert_tail(&s->sendq, &it->link);
+        if (!s->want_out && set_want_out(s, 1) != 0)
+            return 0; /* the stream failed; the frame went with it, as a queued one would */
+    }
+    if (pipe->flush)
+        pipe->flush(s);
+    return 0;
+}
+
 void wio_stream_writable(wio_stream *s)
 {
     if (s->state == WIO_SS_CONNECTING) {
@@ -673,7 +715,9 @@ static int frame_complete(wio_stream *s)
     return s->state == WIO_SS_CLOSED;
 }
 
-static int header_arrived(wio_stream *s, const uint8_t *raw)
+/* Decodes and checks a header (magic, version, bounds, sequence number, allowed in this state)
+ * into s->rx_hdr. Returns nonzero when the stream failed. */
+static int header_check(wio_stream *s, const uint8_t *raw)
 {
     const char *why = NULL;
     wio_frame_hdr *h = &s->rx_hdr;
@@ -695,13 +739,26 @@ static int header_arrived(wio_stream *s, const uint8_t *raw)
         wio_stream_fail(s, WAITIO_ERR_PROTO, msg, 0);
         return 1;
     }
+    return 0;
+}
+
+static void fail_rejected(wio_stream *s, const wio_frame_hdr *h)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "rejected %s frame", wio_frame_type_name(h->type));
+    wio_stream_fail(s, WAITIO_ERR_PROTO, msg, 0);
+}
+
+/* A checked header: its payload will stream in (frame_begin chose where). */
+static int header_arrived(wio_stream *s)
+{
+    const wio_frame_hdr *h = &s->rx_hdr;
     s->rx_got = 0;
     s->rx_dest = NULL;
     if (wio_frame_is_handshake(h->type)) {
         s->rx_dest = s->rx_small;
     } else if (s->handler->frame_begin && s->handler->frame_begin(s->hctx, s->user, h, &s->rx_dest) != 0) {
-        snprintf(msg, sizeof msg, "rejected %s frame", wio_frame_type_name(h->type));
-        wio_stream_fail(s, WAITIO_ERR_PROTO, msg, 0);
+        fail_rejected(s, h);
         return 1;
     }
     if (s->state == WIO_SS_CLOSED)
@@ -710,6 +767,17 @@ static int header_arrived(wio_stream *s, const uint8_t *raw)
         return frame_complete(s);
     s->rx_state = RX_PAYLOAD;
     return 0;
+}
+
+/* A checked header whose whole payload is at hand (in the read buffer or in place in the pipe):
+ * one call hands the frame to the owner. Returns nonzero when the stream is gone. */
+static int whole_frame(wio_stream *s, const uint8_t *payload)
+{
+    if (s->handler->frame_whole(s->hctx, s->user, &s->rx_hdr, payload) != 0) {
+        fail_rejected(s, &s->rx_hdr);
+        return 1;
+    }
+    return s->state == WIO_SS_CLOSED;
 }
 
 /* Parses frames out of n bytes at p (the read buffer, or a pipe's bytes in place): whole
@@ -724,7 +792,20 @@ static size_t parse_bytes(wio_stream *s, const uint8_t *p, size_t n, int *gone)
             if (n - used < WIO_FRAME_HDR_SIZE)
                 return used;
             used += WIO_FRAME_HDR_SIZE;
-            if (header_arrived(s, p + used - WIO_FRAME_HDR_SIZE)) {
+            if (header_check(s, p + used - WIO_FRAME_HDR_SIZE)) {
+                *gone = 1;
+                return used;
+            }
+            const wio_frame_hdr *h = &s->rx_hdr;
+            if (h->len <= n - used && s->handler->frame_whole && !wio_frame_is_handshake(h->type)) {
+                used += (size_t)h->len;
+                if (whole_frame(s, p + used - h->len)) {
+                    *gone = 1;
+                    return used;
+                }
+                continue;
+            }
+            if (header_arrived(s)) {
                 *gone = 1;
                 return used;
             }

@@ -109,6 +109,8 @@ struct wio_stream {
     int shutdown_pending;
     wio_send_item hs_item;     /* handshake frames */
     uint8_t hs_payload[WIO_HANDSHAKE_MAX];
+    wio_send_item spill;       /* send_now: the part of a frame the pipe did not take at once */
+    uint8_t spill_payload[WIO_SEND_NOW_MAX];
     /* receiving */
     uint32_t rx_seq;
     uint8_t *rbuf;             /* hs_rbuf until authenticated, then WIO_STREAM_RBUF bytes */
@@ -183,6 +185,8 @@ void wio_stream_connected(wio_stream *s);   /* the pipe is up: send HELLO */
 int wio_stream_start_accept(wio_stream *s);
 
 void wio_stream_send(wio_stream *s, wio_send_item *it);
+/* The transports' send_now (transport.h): a small frame written at once, or -1. */
+int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload);
 void wio_stream_shutdown(wio_stream *s);
 /* Closes now; queued items complete with err; handler->closed is NOT called. */
 void wio_stream_close(wio_stream *s, int err);

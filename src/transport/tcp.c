@@ -202,6 +202,10 @@ static int tcp_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, v
 }
 
 static void tcp_send(void *conn, wio_send_item *it) { wio_stream_send(conn, it); }
+static int tcp_send_now(void *conn, wio_frame_hdr *h, const void *payload)
+{
+    return wio_stream_send_now(conn, h, payload);
+}
 static int tcp_conn_idle(const void *conn) { return wio_stream_idle(conn); }
 static void tcp_conn_shutdown(void *conn) { wio_stream_shutdown(conn); }
 static void tcp_conn_close(void *conn, int err) { wio_stream_close(conn, err); }
@@ -225,6 +229,7 @@ const wio_transport_ops wio_transport_tcp = {
     .reachable = tcp_reachable,
     .connect = tcp_connect,
     .send = tcp_send,
+    .send_now = tcp_send_now,
     .conn_idle = tcp_conn_idle,
     .conn_shutdown = tcp_conn_shutdown,
     .conn_close = tcp_conn_close,

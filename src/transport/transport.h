@@ -108,6 +108,10 @@ typedef struct wio_tp_handler {
     /* A header arrived: set *dest for its payload (NULL discards it); nonzero = protocol error */
     int (*frame_begin)(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest);
     int (*frame_end)(void *ctx, void *user, const wio_frame_hdr *h);
+    /* Optional: a whole frame at once, its h->len payload bytes at `payload` (valid during the
+     * call only), instead of frame_begin + frame_end; nonzero = protocol error. Small frames
+     * arrive this way when their payload is already at hand (the small-message fast path). */
+    int (*frame_whole)(void *ctx, void *user, const wio_frame_hdr *h, const uint8_t *payload);
     /* The connection is gone: err a WAITIO_ERR_* code, why a human reason; rejected =
      * WIO_TP_REJECTED when the peer chose its own connection in a simultaneous connect,
      * WIO_TP_DROPPED when the peer dropped our connection before its verdict (overloaded, or we
@@ -139,6 +143,9 @@ typedef struct wio_tp_instance {
     int oversubscribed;        /* more processes than cores on this host */
 } wio_tp_instance;
 
+/* The largest payload of a frame that send_now takes. */
+#define WIO_SEND_NOW_MAX 1024u
+
 /* Largest rendezvous descriptor (rdv_pack) a transport may produce: WIO_RTS_PAYLOAD_MAX. */
 #define WIO_RDV_DESC_MAX WIO_RTS_PAYLOAD_MAX
 
@@ -156,6 +163,11 @@ typedef struct wio_transport_ops {
     int (*connect)(void *tp, uint32_t peer_id, unsigned flags, void *user, void **conn);
     /* Queues an item and writes what can be written now. */
     void (*send)(void *conn, wio_send_item *it);
+    /* Optional fast path for a small frame (payload of at most WIO_SEND_NOW_MAX bytes): writes
+     * it at once if the connection is open with nothing queued before it. 0: the frame is gone
+     * (what the pipe did not take at once was copied: the caller's buffer is free); -1: not
+     * taken, queue it with send. h is complete but for its sequence number. */
+    int (*send_now)(void *conn, wio_frame_hdr *h, const void *payload);
     int (*conn_idle)(const void *conn);      /* nothing queued to send */
     /* After the last frame (BYE, IDLE_CLOSE ACK) is written: half-close; closed follows when
      * the peer closes too. */

@@ -85,6 +85,7 @@ static wio_engine *engine_new(void)
     wio_list_init(&e->groups);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
+    wio_list_init(&e->unexp_free);
     if (wio_config_load(&e->cfg) != 0)
         abort();
     e->cfg.npb = 2;

@@ -30,6 +30,7 @@ static wio_engine *make_engine(uint32_t id, uint32_t n, const char *key, long ma
     wio_list_init(&e->groups);
     wio_list_init(&e->posted);
     wio_list_init(&e->unexpected);
+    wio_list_init(&e->unexp_free);
     e->cfg.npb = (int)n;
     e->cfg.pbid = (int)id;
     e->cfg.local_rank = 0;
