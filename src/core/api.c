@@ -27,8 +27,7 @@ static int engine_setup(wio_engine *e, int timeout)
 {
     int rc;
     wio_list_init(&e->groups);
-    wio_list_init(&e->posted);
-    wio_list_init(&e->unexpected);
+    wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
     double boot_timeout = timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT;
     if ((rc = wio_config_load(&e->cfg)) || (rc = wio_job_configure(&e->cfg)))

@@ -298,8 +298,7 @@ static void unexp_release(wio_engine *e, wio_unexp *ux)
 
 static void unexp_free(wio_engine *e, wio_unexp *ux)
 {
-    if (wio_list_linked(&ux->link))
-        wio_list_remove(&ux->link);
+    wio_mq_remove_unexpected(ux);
     if (ux->kind == WIO_UX_EAGER)
         e->unexpected_bytes -= ux->len;
     unexp_release(e, ux);
@@ -774,7 +773,7 @@ static wio_unexp *unexp_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h
     ux->len = h->len;
     ux->data = data;
     e->unexpected_bytes += h->len;
-    wio_list_insert_tail(&e->unexpected, &ux->link);
+    wio_mq_add_unexpected(&e->mq, ux);
     return ux;
 }
 
@@ -783,7 +782,7 @@ static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8
     wio_peer *p = l->peer;
     if (eager_charge(e, p, h))
         return -1;
-    wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
+    wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
         r->status.len = h->len;
         r->msg_len = h->len;
@@ -808,7 +807,7 @@ static int eager_whole(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, const
 {
     if (eager_charge(e, p, h))
         return -1;
-    wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
+    wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
         r->status.len = h->len;
         r->msg_len = h->len;
@@ -853,7 +852,7 @@ static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
 {
     wio_peer *p = l->peer;
     size_t desc_len = (h->flags & WIO_FF_CMA) ? (size_t)h->len : 0;
-    wio_req_impl *r = wio_match_take_posted(&e->posted, p->id, h->gid, h->src, h->tag);
+    wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
         release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
         recv_matched_rts(e, p, r, h->aux, h->id, l->rx_rdv, desc_len);
@@ -866,7 +865,7 @@ static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     ux->remote_id = h->id;
     ux->rdv_len = (uint8_t)desc_len;
     memcpy(ux->rdv, l->rx_rdv, desc_len);
-    wio_list_insert_tail(&e->unexpected, &ux->link);
+    wio_mq_add_unexpected(&e->mq, ux);
     return 0;
 }
 
@@ -1116,7 +1115,7 @@ static void fail_requests_of_peer(wio_engine *e, wio_peer *p, int err)
     }
     /* messages that can never finish arriving are dropped; complete ones stay receivable */
     wio_list *pos, *tmp;
-    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->unexpected) {
+    WIO_LIST_FOREACH_SAFE(pos, tmp, &e->mq.unexpected) {
         wio_unexp *ux = WIO_CONTAINER_OF(pos, wio_unexp, link);
         if (ux->peer_id == p->id && (ux->kind == WIO_UX_RTS || !ux->complete))
             unexp_free(e, ux);
@@ -1216,25 +1215,33 @@ static void retry_lost_races(wio_engine *e, double now)
  * (all-to-all patterns would defeat the cap); if it is still waiting after IDLE_PROBE_DELAY,
  * reconnect, so that a peer that died meanwhile fails the receive instead of hanging it. */
 #define IDLE_PROBE_DELAY 1.0
+typedef struct probe_scan {
+    wio_engine *e;
+    double now;
+    wio_peer *probe;
+} probe_scan;
+
+static int find_idle_closed_peer(wio_req_impl *r, void *arg)
+{
+    probe_scan *ps = arg;
+    if (r->peer_id == WIO_ID_BOOT || r->peer_id >= ps->e->nprocs_total)
+        return 0;
+    wio_peer *p = ps->e->peers[r->peer_id];
+    if (p && p->state == WIO_PEER_IDLE && p->idle_closed && ps->now - p->idle_closed_at >= IDLE_PROBE_DELAY) {
+        ps->probe = p;
+        return 1;
+    }
+    return 0;
+}
+
 static void probe_idle_closed_peers(wio_engine *e, double now)
 {
-    for (;;) { /* a failed connect removes receives from the list: rescan after each */
-        wio_peer *probe = NULL;
-        wio_list *pos, *tmp;
-        WIO_LIST_FOREACH_SAFE(pos, tmp, &e->posted) {
-            wio_req_impl *r = WIO_CONTAINER_OF(pos, wio_req_impl, link);
-            if (r->peer_id == WIO_ID_BOOT || r->peer_id >= e->nprocs_total)
-                continue;
-            wio_peer *p = e->peers[r->peer_id];
-            if (p && p->state == WIO_PEER_IDLE && p->idle_closed &&
-                now - p->idle_closed_at >= IDLE_PROBE_DELAY) {
-                probe = p;
-                break;
-            }
-        }
-        if (!probe)
+    for (;;) { /* a failed connect removes receives from the queues: rescan after each */
+        probe_scan ps = {e, now, NULL};
+        wio_mq_foreach_posted(&e->mq, find_idle_closed_peer, &ps);
+        if (!ps.probe)
             return;
-        peer_connect(e, probe);
+        peer_connect(e, ps.probe);
     }
 }
 
@@ -1421,7 +1428,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     r->cap = len;
     r->state = WIO_RS_RECV_POSTED;
     *out = r;
-    wio_unexp *ux = wio_match_take_unexpected(&e->unexpected, r);
+    wio_unexp *ux = wio_mq_take_unexpected(&e->mq, r);
     if (ux) {
         r->peer_id = ux->peer_id;
         r->status.source = (int)ux->src;
@@ -1463,7 +1470,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
             return 0;
         }
     }
-    wio_list_insert_tail(&e->posted, &r->link);
+    wio_mq_post(&e->mq, r);
     return 0;
 }
 
@@ -1717,8 +1724,7 @@ int wio_engine_start(wio_engine *e)
     e->peers = calloc(e->nprocs_total, sizeof *e->peers);
     if (!e->peers)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory for %u peers", (unsigned)e->nprocs_total);
-    wio_list_init(&e->posted);
-    wio_list_init(&e->unexpected);
+    wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
     uint32_t local = 0;
     for (uint32_t i = 0; i < e->nprocs_total; i++)
@@ -1753,9 +1759,9 @@ void wio_engine_free(wio_engine *e)
             free(e->peers[i]);
         free(e->peers);
     }
-    while (!wio_list_empty(&e->unexpected)) {
-        wio_unexp *ux = WIO_CONTAINER_OF(e->unexpected.next, wio_unexp, link);
-        wio_list_remove(&ux->link);
+    while (!wio_list_empty(&e->mq.unexpected)) {
+        wio_unexp *ux = WIO_CONTAINER_OF(e->mq.unexpected.next, wio_unexp, link);
+        wio_mq_remove_unexpected(ux);
         if (ux->data != ux->small)
             free(ux->data);
         free(ux);

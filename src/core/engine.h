@@ -105,7 +105,8 @@ struct wio_unexp;
 typedef struct wio_req_impl {
     uint32_t slot, gen;
     uint8_t kind, state;
-    wio_list link;           /* posted queue */
+    wio_list link;           /* posted queue (match.c) */
+    uint64_t post_seq;       /* posted receives: order of posting */
     struct waitio_group *grp;
     uint32_t gid;
     int rank;                /* peer's group rank, or WAITIO_ANY_SOURCE */
@@ -136,7 +137,8 @@ enum wio_unexp_kind { WIO_UX_EAGER = 1, WIO_UX_RTS = 2 };
 
 /* A message that arrived before a matching receive was posted. */
 typedef struct wio_unexp {
-    wio_list link;
+    wio_list link;           /* all unexpected messages, in arrival order */
+    wio_list blink;          /* its key's bucket (match.c) */
     int kind;
     uint32_t peer_id, gid, src;
     uint64_t tag;
@@ -149,6 +151,17 @@ typedef struct wio_unexp {
     wio_req_impl *waiting;   /* receive matched while the payload was still arriving */
     uint8_t small[WIO_UNEXP_INLINE];
 } wio_unexp;
+
+/* The matching queues (match.c): posted receives and unexpected messages, hashed by key. */
+#define WIO_MQ_BITS 8
+#define WIO_MQ_BUCKETS (1u << WIO_MQ_BITS)
+typedef struct wio_mq {
+    wio_list posted[WIO_MQ_BUCKETS];       /* receives without wildcards, by key */
+    wio_list posted_wild;                  /* receives with WAITIO_ANY_SOURCE or WAITIO_ANY_TAG */
+    wio_list unexpected;                   /* every unexpected message, in arrival order */
+    wio_list unexp_bucket[WIO_MQ_BUCKETS]; /* the same, by key */
+    uint64_t post_seq;
+} wio_mq;
 
 typedef struct waitio_group {
     wio_list link;
@@ -202,8 +215,7 @@ typedef struct wio_engine {
     uint32_t *free_slots;
     uint32_t nfree;
     /* matching */
-    wio_list posted;
-    wio_list unexpected;
+    wio_mq mq;
     size_t unexpected_bytes;
     wio_list unexp_free;     /* recycled entries (WIO_UNEXP_FREE_MAX at most) */
     unsigned unexp_nfree;
@@ -270,12 +282,17 @@ void wio_req_complete(wio_req_impl *r, int err);
 void wio_req_pool_free(wio_engine *e);
 
 /* match.c: MPI matching rules over the posted and unexpected queues */
+void wio_mq_init(wio_mq *q);
 int wio_match(const wio_req_impl *r, uint32_t peer_id, uint32_t gid, uint32_t src, uint64_t tag);
+void wio_mq_post(wio_mq *q, wio_req_impl *r);   /* a posted receive leaves by wio_list_remove(&r->link) */
 /* Removes and returns the first posted receive that matches (sets its peer and status). */
-wio_req_impl *wio_match_take_posted(wio_list *posted, uint32_t peer_id, uint32_t gid, uint32_t src,
-                                    uint64_t tag);
+wio_req_impl *wio_mq_take_posted(wio_mq *q, uint32_t peer_id, uint32_t gid, uint32_t src, uint64_t tag);
+/* Calls fn on every posted receive until it returns nonzero (fn may remove r). */
+void wio_mq_foreach_posted(wio_mq *q, int (*fn)(wio_req_impl *r, void *arg), void *arg);
+void wio_mq_add_unexpected(wio_mq *q, wio_unexp *ux);
+void wio_mq_remove_unexpected(wio_unexp *ux);
 /* Removes and returns the oldest unexpected message that r matches. */
-wio_unexp *wio_match_take_unexpected(wio_list *unexpected, const wio_req_impl *r);
+wio_unexp *wio_mq_take_unexpected(wio_mq *q, const wio_req_impl *r);
 
 /* group.c */
 wio_group *wio_group_find(wio_engine *e, uint32_t gid);

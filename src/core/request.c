@@ -37,6 +37,7 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->kind = (uint8_t)kind;
     r->state = 0;
     wio_list_init(&r->link);
+    r->post_seq = 0;
     r->grp = NULL;
     r->gid = 0;
     r->rank = 0;

@@ -83,8 +83,7 @@ static wio_engine *engine_new(void)
     if (!e)
         abort();
     wio_list_init(&e->groups);
-    wio_list_init(&e->posted);
-    wio_list_init(&e->unexpected);
+    wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
     if (wio_config_load(&e->cfg) != 0)
         abort();

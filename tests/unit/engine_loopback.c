@@ -28,8 +28,7 @@ static wio_engine *make_engine(uint32_t id, uint32_t n, const char *key, long ma
     if (!e || wio_config_load(&e->cfg) != 0)
         abort();
     wio_list_init(&e->groups);
-    wio_list_init(&e->posted);
-    wio_list_init(&e->unexpected);
+    wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
     e->cfg.npb = (int)n;
     e->cfg.pbid = (int)id;

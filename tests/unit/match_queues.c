@@ -1,5 +1,8 @@
-/* match_queues.c — unit test of MPI matching over the posted and unexpected queues: order,
- * wildcards, group/tag/source isolation, and wildcard source validation against the group. */
+/* match_queues.c — unit test of MPI matching over the hashed posted and unexpected queues
+ * (src/core/match.c): order, wildcards against receives without them (whichever was posted
+ * first wins), group/tag/source isolation, wildcard source validation against the group, 64-bit
+ * tags, and a randomized comparison with a plain list scan (the definition of MPI matching)
+ * over many keys, so that bucket collisions and the wildcard list are exercised together. */
 #include <string.h>
 #include "check.h"
 #include "core/engine.h"
@@ -7,7 +10,7 @@
 static uint32_t members[4] = {10, 11, 12, 13}; /* group rank -> process id */
 static wio_group grp = {.gid = 7, .size = 4, .my_rank = 0, .members = members};
 
-static void post(wio_list *q, wio_req_impl *r, int rank, uint64_t tag)
+static void req_init(wio_req_impl *r, int rank, uint64_t tag)
 {
     memset(r, 0, sizeof *r);
     r->kind = WIO_REQ_RECV;
@@ -16,36 +19,45 @@ static void post(wio_list *q, wio_req_impl *r, int rank, uint64_t tag)
     r->rank = rank;
     r->peer_id = rank == WAITIO_ANY_SOURCE ? WIO_ID_BOOT : members[rank];
     r->tag = tag;
-    wio_list_insert_tail(q, &r->link);
+}
+
+static void post(wio_mq *q, wio_req_impl *r, int rank, uint64_t tag)
+{
+    req_init(r, rank, tag);
+    wio_mq_post(q, r);
 }
 
 static void test_posted_order_and_wildcards(void)
 {
-    wio_list q;
-    wio_list_init(&q);
-    wio_req_impl a, b, c, d;
+    static wio_mq q;
+    wio_mq_init(&q);
+    wio_req_impl a, b, c, d, e;
     post(&q, &a, 1, 5);                                /* specific */
     post(&q, &b, WAITIO_ANY_SOURCE, 5);                /* any source */
     post(&q, &c, 2, WAITIO_ANY_TAG);                   /* any tag */
     post(&q, &d, WAITIO_ANY_SOURCE, WAITIO_ANY_TAG);   /* both */
-    /* a message from rank 2 tag 5 skips a (rank 1) and takes b (first eligible) */
-    CHECK(wio_match_take_posted(&q, 12, 7, 2, 5) == &b);
+    post(&q, &e, 2, 5);                                /* specific, posted after the wildcards */
+    /* a message from rank 2 tag 5 skips a (rank 1) and takes b (first eligible, before e) */
+    CHECK(wio_mq_take_posted(&q, 12, 7, 2, 5) == &b);
     CHECK(b.status.source == 2 && b.status.tag == 5 && b.peer_id == 12);
     /* wrong group matches nothing */
-    CHECK(wio_match_take_posted(&q, 12, 8, 2, 5) == NULL);
-    /* rank 2 tag 9 -> c (any tag) */
-    CHECK(wio_match_take_posted(&q, 12, 7, 2, 9) == &c);
+    CHECK(wio_mq_take_posted(&q, 12, 8, 2, 5) == NULL);
+    /* rank 2 tag 5 again: c (any tag) was posted before e */
+    CHECK(wio_mq_take_posted(&q, 12, 7, 2, 5) == &c);
     /* rank 1 tag 5 -> a */
-    CHECK(wio_match_take_posted(&q, 11, 7, 1, 5) == &a);
+    CHECK(wio_mq_take_posted(&q, 11, 7, 1, 5) == &a);
     /* a forged source rank (process 13 claiming rank 1) does not match the wildcard */
-    CHECK(wio_match_take_posted(&q, 13, 7, 1, 5) == NULL);
+    CHECK(wio_mq_take_posted(&q, 13, 7, 1, 5) == NULL);
     /* out-of-range source rank never matches */
-    CHECK(wio_match_take_posted(&q, 13, 7, 99, 5) == NULL);
-    CHECK(wio_match_take_posted(&q, 13, 7, 3, 1) == &d);
-    CHECK(wio_list_empty(&q));
+    CHECK(wio_mq_take_posted(&q, 13, 7, 99, 5) == NULL);
+    CHECK(wio_mq_take_posted(&q, 13, 7, 3, 1) == &d);
+    /* only e is left: the wildcard list is empty and the specific one still matches */
+    CHECK(wio_mq_take_posted(&q, 12, 7, 2, 9) == NULL);
+    CHECK(wio_mq_take_posted(&q, 12, 7, 2, 5) == &e);
+    CHECK(wio_mq_take_posted(&q, 12, 7, 2, 5) == NULL);
 }
 
-static wio_unexp *arrive(wio_list *q, wio_unexp *u, uint32_t peer, uint32_t src, uint64_t tag)
+static wio_unexp *arrive(wio_mq *q, wio_unexp *u, uint32_t peer, uint32_t src, uint64_t tag)
 {
     memset(u, 0, sizeof *u);
     u->kind = WIO_UX_EAGER;
@@ -53,47 +65,107 @@ static wio_unexp *arrive(wio_list *q, wio_unexp *u, uint32_t peer, uint32_t src,
     u->gid = grp.gid;
     u->src = src;
     u->tag = tag;
-    wio_list_insert_tail(q, &u->link);
+    wio_mq_add_unexpected(q, u);
     return u;
 }
 
 static void test_unexpected_non_overtaking(void)
 {
-    wio_list q;
-    wio_list_init(&q);
+    static wio_mq q;
+    wio_mq_init(&q);
     wio_unexp u[5];
     arrive(&q, &u[0], 11, 1, 3);
     arrive(&q, &u[1], 12, 2, 3);
     arrive(&q, &u[2], 11, 1, 3);
     arrive(&q, &u[3], 11, 1, 4);
     arrive(&q, &u[4], 12, 2, 4);
-    wio_list posted;
-    wio_list_init(&posted);
     wio_req_impl r;
-    post(&posted, &r, 1, 3);
-    wio_list_remove(&r.link);
+    req_init(&r, 1, 3);
     /* two messages from rank 1 tag 3: the older one first */
-    CHECK(wio_match_take_unexpected(&q, &r) == &u[0]);
-    CHECK(wio_match_take_unexpected(&q, &r) == &u[2]);
-    CHECK(wio_match_take_unexpected(&q, &r) == NULL);
-    post(&posted, &r, WAITIO_ANY_SOURCE, 4);
-    wio_list_remove(&r.link);
-    CHECK(wio_match_take_unexpected(&q, &r) == &u[3]);
-    post(&posted, &r, WAITIO_ANY_SOURCE, WAITIO_ANY_TAG);
-    wio_list_remove(&r.link);
-    CHECK(wio_match_take_unexpected(&q, &r) == &u[1]);
-    CHECK(wio_match_take_unexpected(&q, &r) == &u[4]);
-    CHECK(wio_list_empty(&q));
+    CHECK(wio_mq_take_unexpected(&q, &r) == &u[0]);
+    CHECK(wio_mq_take_unexpected(&q, &r) == &u[2]);
+    CHECK(wio_mq_take_unexpected(&q, &r) == NULL);
+    req_init(&r, WAITIO_ANY_SOURCE, 4);
+    CHECK(wio_mq_take_unexpected(&q, &r) == &u[3]);
+    req_init(&r, WAITIO_ANY_SOURCE, WAITIO_ANY_TAG);
+    CHECK(wio_mq_take_unexpected(&q, &r) == &u[1]);
+    CHECK(wio_mq_take_unexpected(&q, &r) == &u[4]);
+    CHECK(wio_list_empty(&q.unexpected));
+    for (unsigned i = 0; i < WIO_MQ_BUCKETS; i++)
+        CHECK(wio_list_empty(&q.unexp_bucket[i]));
 }
 
 static void test_tags_are_64_bit(void)
 {
-    wio_list q;
-    wio_list_init(&q);
+    static wio_mq q;
+    wio_mq_init(&q);
     wio_req_impl a;
     post(&q, &a, 0, 0x100000000ull);
-    CHECK(wio_match_take_posted(&q, 10, 7, 0, 0) == NULL);            /* low 32 bits equal */
-    CHECK(wio_match_take_posted(&q, 10, 7, 0, 0x100000000ull) == &a);
+    CHECK(wio_mq_take_posted(&q, 10, 7, 0, 0) == NULL);            /* low 32 bits equal */
+    CHECK(wio_mq_take_posted(&q, 10, 7, 0, 0x100000000ull) == &a);
+}
+
+/* ---- randomized: the hashed queues against one list scanned in order ---- */
+
+#define NREQ 600
+#define NMSG 600
+static uint32_t rng = 99;
+static uint32_t rnd(void)
+{
+    rng = rng * 1103515245u + 12345u;
+    return rng >> 8;
+}
+
+static int rand_rank(void) { return rnd() % 5 == 0 ? WAITIO_ANY_SOURCE : (int)(rnd() % 4); }
+static uint64_t rand_tag(void) { return rnd() % 7 == 0 ? WAITIO_ANY_TAG : rnd() % 40; }
+
+static void test_random_against_linear(void)
+{
+    static wio_mq q;
+    static wio_req_impl reqs[NREQ];
+    static int taken[NREQ];
+    static wio_unexp msgs[NMSG];
+    static int used[NMSG];
+    wio_mq_init(&q);
+    memset(taken, 0, sizeof taken);
+    /* posted side: every message is offered to the queue and to the linear reference */
+    for (int i = 0; i < NREQ; i++)
+        post(&q, &reqs[i], rand_rank(), rand_tag());
+    int mismatches = 0;
+    for (int m = 0; m < 3 * NREQ; m++) {
+        uint32_t src = rnd() % 4;
+        uint64_t tag = rnd() % 40;
+        int want = -1;
+        for (int i = 0; i < NREQ && want < 0; i++)
+            if (!taken[i] && wio_match(&reqs[i], members[src], grp.gid, src, tag))
+                want = i;
+        wio_req_impl *got = wio_mq_take_posted(&q, members[src], grp.gid, src, tag);
+        mismatches += got != (want < 0 ? NULL : &reqs[want]);
+        if (want >= 0)
+            taken[want] = 1;
+    }
+    CHECK(mismatches == 0);
+    /* unexpected side: receives take the oldest matching message */
+    wio_mq_init(&q);
+    memset(used, 0, sizeof used);
+    for (int i = 0; i < NMSG; i++) {
+        uint32_t src = rnd() % 4;
+        arrive(&q, &msgs[i], members[src], src, rnd() % 40);
+    }
+    mismatches = 0;
+    for (int k = 0; k < 2 * NMSG; k++) {
+        wio_req_impl r;
+        req_init(&r, rand_rank(), rand_tag());
+        int want = -1;
+        for (int i = 0; i < NMSG && want < 0; i++)
+            if (!used[i] && wio_match(&r, msgs[i].peer_id, msgs[i].gid, msgs[i].src, msgs[i].tag))
+                want = i;
+        wio_unexp *got = wio_mq_take_unexpected(&q, &r);
+        mismatches += got != (want < 0 ? NULL : &msgs[want]);
+        if (want >= 0)
+            used[want] = 1;
+    }
+    CHECK(mismatches == 0);
 }
 
 int main(void)
@@ -101,5 +173,6 @@ int main(void)
     test_posted_order_and_wildcards();
     test_unexpected_non_overtaking();
     test_tags_are_64_bit();
+    test_random_against_linear();
     return check_report("match_queues");
 }
