@@ -36,9 +36,11 @@
  * `len` bytes of the connection's byte stream. The control word is written last (the record is
  * published by it) and names the record's position, so a reader polls the very line that holds
  * the frame header and a small payload: one cache-line transfer per small message, where a
- * separate head index costs a second, dependent one. The reader clears each control word it
- * consumed, so a line that holds no published record reads as zero. A record never wraps: when
- * one does not fit before the end of the ring, a PAD record fills the rest of that lap.
+ * separate head index costs a second, dependent one. Before it publishes a record, the writer
+ * clears the word where the next record will start (bytes of an older lap's payload may lie
+ * there), so the word a reader polls is zero until that record is published; the writer thus
+ * keeps one line free beyond its last record. A record never wraps: when one does not fit
+ * before the end of the ring, a PAD record fills the rest of that lap.
  *
  * Positions only grow; the byte at position i lives at data[i & (size - 1)]. `tail` (the
  * reader's) has its own cache line so that the producer reads it only when it runs short of
@@ -234,24 +236,43 @@ static _Atomic uint64_t *rec_ctl(uint8_t *data, size_t mask, uint64_t pos)
     return (_Atomic uint64_t *)(void *)(data + (pos & mask));
 }
 
-/* Publishes the record at pos that ends at `next` (Dekker with wio_shm_prepare_sleep, all four accesses sequentially
- * consistent: either the reader sees the record, or we see that it sleeps and ring its doorbell;
- * an exchange is the cheapest full barrier on x86). */
-static void rec_publish(wio_shm_seg *s, uint64_t pos, uint32_t len, uint64_t next, int *wake)
+/* Publishes the PAD record at pos that ends at `next`, whose word is cleared first. Dekker with
+ * wio_shm_prepare_sleep (all four accesses sequentially consistent): either the reader sees the
+ * record, or we see that it sleeps and ring its doorbell; an exchange is the cheapest full
+ * barrier on x86. */
+static void rec_publish_pad(wio_shm_seg *s, uint64_t pos, uint64_t next, int *wake)
 {
     atomic_store_explicit(rec_ctl(s->tx_data, s->mask, next), 0, memory_order_relaxed);
-    (void)atomic_exchange_explicit(rec_ctl(s->tx_data, s->mask, pos), rec_word(pos, len), memory_order_seq_cst);
+    (void)atomic_exchange_explicit(rec_ctl(s->tx_data, s->mask, pos), rec_word(pos, REC_PAD), memory_order_seq_cst);
     *wake = atomic_load_explicit(&s->hdr->ring[s->tx].reader_sleeping, memory_order_seq_cst) != 0;
 }
 
-static void rec_fill(uint8_t *dst, const struct iovec *iov, int iovcnt, size_t n)
+/* Copies bytes [from, to) of the concatenation of iov to dst + from. */
+static void iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, size_t from, size_t to)
 {
-    size_t done = 0;
-    for (int i = 0; i < iovcnt && done < n; i++) {
-        size_t k = iov[i].iov_len < n - done ? iov[i].iov_len : n - done;
-        memcpy(dst + done, iov[i].iov_base, k);
-        done += k;
+    size_t base = 0;
+    for (int i = 0; i < iovcnt && base < to; i++) {
+        size_t lo = from > base ? from - base : 0, hi = to - base < iov[i].iov_len ? to - base : iov[i].iov_len;
+        if (lo < hi)
+            memcpy(dst + base + lo, (const uint8_t *)iov[i].iov_base + lo, hi - lo);
+        base += iov[i].iov_len;
     }
+}
+
+/* Writes n bytes of iov as the record at pos and publishes it. The line the reader polls (the
+ * word and the first bytes) is written last, right before the word: the reader keeps taking
+ * that line back while it spins, and a line written early would be taken from us again before
+ * the word goes in (measured: 8 B half round trip 0.15 -> 0.12 us). */
+static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int iovcnt, size_t n, int *wake)
+{
+    uint8_t *dst = s->tx_data + (pos & s->mask) + REC_WORD;
+    size_t head = n < CACHE_LINE - REC_WORD ? n : CACHE_LINE - REC_WORD;
+    iov_copy(dst, iov, iovcnt, head, n);
+    s->tx_pos = pos + rec_space(n);
+    atomic_store_explicit(rec_ctl(s->tx_data, s->mask, s->tx_pos), 0, memory_order_relaxed);
+    iov_copy(dst, iov, iovcnt, 0, head);
+    (void)atomic_exchange_explicit(rec_ctl(s->tx_data, s->mask, pos), rec_word(pos, (uint32_t)n), memory_order_seq_cst);
+    *wake |= atomic_load_explicit(&s->hdr->ring[s->tx].reader_sleeping, memory_order_seq_cst) != 0;
 }
 
 /* Short of space for a record in one piece: the tail looked at again, a PAD when more fits after
@@ -259,7 +280,7 @@ static void rec_fill(uint8_t *dst, const struct iovec *iov, int iovcnt, size_t n
 static size_t writev_short(wio_shm_seg *s, const struct iovec *iov, int iovcnt, size_t want, int *wake)
 {
     uint64_t pos = s->tx_pos;
-    size_t at = (size_t)(pos & s->mask), cont = s->size - at;
+    size_t cont = s->size - (size_t)(pos & s->mask);
     uint64_t need = rec_space(want);
     s->tx_tail_seen = atomic_load_explicit(&s->hdr->ring[s->tx].tail, memory_order_acquire);
     uint64_t used = pos - s->tx_tail_seen;
@@ -270,20 +291,15 @@ static size_t writev_short(wio_shm_seg *s, const struct iovec *iov, int iovcnt, 
     size_t avail = room < cont ? room : cont;
     if (need > avail && room > cont && room - cont > avail) {
         /* more fits after the end of this lap: pad the lap's rest */
-        rec_publish(s, pos, REC_PAD, pos + cont, wake);
+        rec_publish_pad(s, pos, pos + cont, wake);
         pos += cont;
         room -= cont;
-        at = 0;
         avail = room;
     }
     if (need > avail)
         need = avail;
     size_t n = (size_t)need - REC_WORD < want ? (size_t)need - REC_WORD : want;
-    rec_fill(s->tx_data + at + REC_WORD, iov, iovcnt, n);
-    int padded = *wake;
-    s->tx_pos = pos + rec_space(n);
-    rec_publish(s, pos, (uint32_t)n, s->tx_pos, wake);
-    *wake |= padded;
+    rec_write(s, pos, iov, iovcnt, n, wake);
     return n;
 }
 
@@ -300,9 +316,7 @@ size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *
      * (the tail as last seen; it is read again only when short, saving a cache miss) */
     if (need > s->size - at || pos + need + REC_ALIGN - s->tx_tail_seen > s->size)
         return writev_short(s, iov, iovcnt, want, wake);
-    rec_fill(s->tx_data + at + REC_WORD, iov, iovcnt, want);
-    s->tx_pos = pos + need;
-    rec_publish(s, pos, (uint32_t)want, s->tx_pos, wake);
+    rec_write(s, pos, iov, iovcnt, want, wake);
     return want;
 }
 
