@@ -694,8 +694,7 @@ void wio_stream_open(wio_stream *s)
 
 void wio_stream_drop_buffered(wio_stream *s)
 {
-    s->rstart = s->rend;
-    s->rx_drop = 1; /* parse_bytes stops at the end of the frame being handled */
+    s->rx_drop = 1; /* parse_bytes stops after the frame being handled and takes the rest */
 }
 
 /* ------------------------------------------------------------------------------------ */
