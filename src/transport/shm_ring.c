@@ -267,10 +267,19 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
 {
     uint8_t *dst = s->tx_data + (pos & s->mask) + REC_WORD;
     size_t head = n < CACHE_LINE - REC_WORD ? n : CACHE_LINE - REC_WORD;
-    iov_copy(dst, iov, iovcnt, head, n);
     s->tx_pos = pos + rec_space(n);
-    atomic_store_explicit(rec_ctl(s->tx_data, s->mask, s->tx_pos), 0, memory_order_relaxed);
-    iov_copy(dst, iov, iovcnt, 0, head);
+    _Atomic uint64_t *next = rec_ctl(s->tx_data, s->mask, s->tx_pos);
+    if (iov[0].iov_len == CACHE_LINE - REC_WORD && iovcnt <= 2 && n == head + (iovcnt > 1 ? iov[1].iov_len : 0)) {
+        /* the stream's usual frame: a 56-byte header (the first line), then its payload */
+        if (iovcnt > 1)
+            memcpy(dst + head, iov[1].iov_base, iov[1].iov_len);
+        atomic_store_explicit(next, 0, memory_order_relaxed);
+        memcpy(dst, iov[0].iov_base, CACHE_LINE - REC_WORD);
+    } else {
+        iov_copy(dst, iov, iovcnt, head, n);
+        atomic_store_explicit(next, 0, memory_order_relaxed);
+        iov_copy(dst, iov, iovcnt, 0, head);
+    }
     (void)atomic_exchange_explicit(rec_ctl(s->tx_data, s->mask, pos), rec_word(pos, (uint32_t)n), memory_order_seq_cst);
     *wake |= atomic_load_explicit(&s->hdr->ring[s->tx].reader_sleeping, memory_order_seq_cst) != 0;
 }
