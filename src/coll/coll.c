@@ -44,14 +44,13 @@ static int op_begin(coll_op *c, wio_engine *e, wio_group *g)
     return 0;
 }
 
-static int req_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_RS_DONE; }
 
 /* r NULL: a send that went at once (wio_engine_isend). */
 static int req_wait(coll_op *c, wio_req_impl *r)
 {
     if (!r)
         return 0;
-    int rc = wio_engine_wait_until(c->e, req_done, r, 0);
+    int rc = wio_engine_wait_req(c->e, r, 0);
     if (!rc)
         rc = r->status.error;
     if (r->state == WIO_RS_DONE)

@@ -321,7 +321,6 @@ int waitio_irecv(waitio_group_t grp, int src, char *buf, size_t len, unsigned lo
     return 0;
 }
 
-static int req_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_RS_DONE; }
 
 /* Every 16th wait on an already complete request polls (a poll costs less than reading the
  * clock to pace it). */
@@ -356,7 +355,7 @@ int waitio_wait_timeout(waitio_req_t *req, double seconds)
         if (rc)
             return rc;
     } else {
-        int rc = wio_engine_wait_until(e, req_done, r, seconds >= 0 ? wio_now() + seconds : 0);
+        int rc = wio_engine_wait_req(e, r, seconds >= 0 ? wio_now() + seconds : 0);
         if (rc == WAITIO_ERR_TIMEOUT)
             return WAITIO_ERR_TIMEOUT;
         if (rc)

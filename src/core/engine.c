@@ -1266,15 +1266,33 @@ int wio_engine_progress(wio_engine *e, int timeout_ms)
     return 0;
 }
 
-int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline)
+/* The connection a wait may spin on directly: the open main link to process peer_id, if its
+ * transport can be looked at outside the poller (conn_poll: tcp). */
+static wio_link *hot_link(wio_engine *e, uint32_t peer_id)
+{
+    wio_peer *p = peer_id < e->nprocs_total && e->peers ? e->peers[peer_id] : NULL;
+    if (!p || p->state != WIO_PEER_OPEN || !p->main.conn || !p->main.tp->ops->conn_poll)
+        return NULL;
+    return &p->main;
+}
+
+/* Progresses until ready(arg): spin, yield, block (wio_engine_wait_until). While spinning on a
+ * wait for process hot_peer (WIO_ID_BOOT: none) whose connection can be read directly, that
+ * connection is read every round and the whole poller runs every 32nd: one system call per
+ * round, as a bare polling recv() costs, instead of an epoll_wait and then the read. */
+static int wait_loop(wio_engine *e, int (*ready)(void *), void *arg, double deadline, uint32_t hot_peer)
 {
     double t0 = -1;
     double spin = e->oversubscribed ? 0 : e->cfg.spin_us * 1e-6;
     double yield = spin + e->cfg.yield_us * 1e-6;
     uint64_t frames = e->frames_in;
+    int spinning = spin > 0;
+    int rc;
     for (unsigned iter = 0;; iter++) {
-        int rc = wio_engine_progress(e, 0);
-        if (rc)
+        wio_link *hot = spinning && hot_peer != WIO_ID_BOOT && (iter & 31) != 31 ? hot_link(e, hot_peer) : NULL;
+        if (hot)
+            hot->tp->ops->conn_poll(hot->conn);
+        else if ((rc = wio_engine_progress(e, 0)))
             return rc;
         if (ready(arg))
             return 0;
@@ -1284,8 +1302,9 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
         if (e->frames_in != frames && spin > 0) {
             frames = e->frames_in;
             t0 = -1;
+            spinning = 1;
         }
-        if (spin > 0 && (iter & 15) != 15)
+        if (spinning && (iter & 15) != 15)
             continue; /* spinning: the clock is read every 16th round only */
         double now = wio_now();
         if (t0 < 0)
@@ -1293,7 +1312,8 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
         if (deadline > 0 && now >= deadline)
             return WAITIO_ERR_TIMEOUT;
         double waited = now - t0;
-        if (waited < spin)
+        spinning = waited < spin;
+        if (spinning)
             continue;
         if (waited < yield) {
             wio_poller_yielding(e->poller, now);
@@ -1308,6 +1328,18 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
         if (ready(arg))
             return 0;
     }
+}
+
+int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline)
+{
+    return wait_loop(e, ready, arg, deadline, WIO_ID_BOOT);
+}
+
+static int req_is_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_RS_DONE; }
+
+int wio_engine_wait_req(wio_engine *e, wio_req_impl *r, double deadline)
+{
+    return wait_loop(e, req_is_done, r, deadline, r->peer_id);
 }
 
 /* ------------------------------------------------------------------------------------ */

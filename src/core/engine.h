@@ -241,6 +241,9 @@ int wio_engine_progress(wio_engine *e, int timeout_ms);
 /* Progresses until ready(arg) is nonzero or the deadline (<= 0: none) passes: spins for
  * cfg.spin_us, then yields for cfg.yield_us, then blocks in the transport's poll. */
 int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double deadline);
+/* The same for one request: while spinning, the connection to its peer is read directly when
+ * its transport allows (conn_poll). */
+int wio_engine_wait_req(wio_engine *e, wio_req_impl *r, double deadline);
 /* Parses WAITIO_TRANSPORTS / WAITIO_COMM_TYPE into the list of transports to open. */
 int wio_engine_check_transports(wio_engine *e);
 /* Creates the poller and opens the transports (their listeners) before start-up; fills their

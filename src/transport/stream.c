@@ -27,6 +27,9 @@
  * made 64-256 KiB eager messages 1.4-1.7x slower than raw TCP). */
 #define RECV_BATCH (16u << 10)
 #define DIRECT_READ_MIN (4u << 10) /* payload remainder read straight into its destination */
+#define SOCKET_COPY_MAX 512        /* frames up to this size are sent from one contiguous copy */
+#define FLUSH_BATCH 16             /* queued frames written by one sendv */
+#define FLUSH_BATCH_BYTES (64u << 10)
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MIN 0.1       /* seconds a listener rests after EMFILE, doubling ... */
 #define ACCEPT_PAUSE_MAX 1.0       /* ... up to this */
@@ -508,25 +511,70 @@ static int set_want_out(wio_stream *s, int on)
     return 0;
 }
 
-/* Writes queued frames until done or the pipe would block. Returns 0 or -1 (stream failed). */
+/* The unwritten part of item it's current frame as at most two iovecs; returns how many. */
+static int item_iov(wio_stream *s, wio_send_item *it, struct iovec *iov)
+{
+    if (!it->in_flight)
+        frame_start(s, it);
+    int n_iov = 0;
+    if (it->frame_sent < WIO_FRAME_HDR_SIZE) {
+        iov[n_iov].iov_base = it->wire + it->frame_sent;
+        iov[n_iov++].iov_len = WIO_FRAME_HDR_SIZE - it->frame_sent;
+    }
+    size_t body_done = it->frame_sent > WIO_FRAME_HDR_SIZE ? it->frame_sent - WIO_FRAME_HDR_SIZE : 0;
+    if (body_done < it->frame_payload) {
+        size_t base = it->chunk ? it->offset : 0;
+        iov[n_iov].iov_base = (void *)(it->payload + base + body_done);
+        iov[n_iov++].iov_len = it->frame_payload - body_done;
+    }
+    return n_iov;
+}
+
+/* An item's current frame is written: the next chunk of a chunked transfer goes behind the
+ * frames queued meanwhile; anything else is done. Returns -1 when the stream closed. */
+static int item_frame_sent(wio_stream *s, wio_send_item *it)
+{
+    it->in_flight = 0;
+    if (it->chunk) {
+        it->offset += it->frame_payload;
+        if (it->offset < it->total) {
+            /* let frames queued behind a large transfer through between chunks */
+            if (it->link.next != &s->sendq) {
+                wio_list_remove(&it->link);
+                wio_list_insert_tail(&s->sendq, &it->link);
+            }
+            return 0;
+        }
+    }
+    wio_list_remove(&it->link);
+    if (it->done)
+        it->done(it, 0);
+    return s->state == WIO_SS_CLOSED ? -1 : 0;
+}
+
+/* Writes queued frames until done or the pipe would block. Frames that queued up behind each
+ * other (the pipe was full, or the connection not yet open) go out together, up to
+ * FLUSH_BATCH of them in one sendv; a chunk of a large transfer goes alone. Returns 0 or -1
+ * (stream failed). */
 static int stream_flush(wio_stream *s)
 {
     const wio_pipe_ops *pipe = s->kind->pipe;
     while (!wio_list_empty(&s->sendq)) {
-        wio_send_item *it = WIO_CONTAINER_OF(s->sendq.next, wio_send_item, link);
-        if (!it->in_flight)
-            frame_start(s, it);
-        struct iovec iov[2];
-        int n_iov = 0;
-        if (it->frame_sent < WIO_FRAME_HDR_SIZE) {
-            iov[n_iov].iov_base = it->wire + it->frame_sent;
-            iov[n_iov++].iov_len = WIO_FRAME_HDR_SIZE - it->frame_sent;
-        }
-        size_t body_done = it->frame_sent > WIO_FRAME_HDR_SIZE ? it->frame_sent - WIO_FRAME_HDR_SIZE : 0;
-        if (body_done < it->frame_payload) {
-            size_t base = it->chunk ? it->offset : 0;
-            iov[n_iov].iov_base = (void *)(it->payload + base + body_done);
-            iov[n_iov++].iov_len = it->frame_payload - body_done;
+        struct iovec iov[2 * FLUSH_BATCH];
+        wio_send_item *items[FLUSH_BATCH];
+        int n_iov = 0, n_items = 0;
+        size_t bytes = 0;
+        for (wio_list *pos = s->sendq.next; pos != &s->sendq && n_items < FLUSH_BATCH; pos = pos->next) {
+            wio_send_item *it = WIO_CONTAINER_OF(pos, wio_send_item, link);
+            if (it->chunk && n_items)
+                break;
+            int k = item_iov(s, it, iov + n_iov);
+            for (int i = 0; i < k; i++)
+                bytes += iov[n_iov + i].iov_len;
+            n_iov += k;
+            items[n_items++] = it;
+            if (it->chunk || bytes >= FLUSH_BATCH_BYTES)
+                break;
         }
         ssize_t n = pipe->sendv(s, iov, n_iov);
         if (n < 0) {
@@ -544,26 +592,19 @@ static int stream_flush(wio_stream *s)
             wio_stream_fail(s, WAITIO_ERR_PEER, why, dropped_in_handshake(s));
             return -1;
         }
-        it->frame_sent += (size_t)n;
-        if (it->frame_sent < WIO_FRAME_HDR_SIZE + it->frame_payload)
-            continue;
-        it->in_flight = 0;
-        if (it->chunk) {
-            it->offset += it->frame_payload;
-            if (it->offset < it->total) {
-                /* let frames queued behind a large transfer through between chunks */
-                if (it->link.next != &s->sendq) {
-                    wio_list_remove(&it->link);
-                    wio_list_insert_tail(&s->sendq, &it->link);
-                }
-                continue;
-            }
+        /* credit the written bytes to the items in order; the first one not finished waits */
+        size_t left = (size_t)n;
+        for (int i = 0; i < n_items; i++) {
+            wio_send_item *it = items[i];
+            size_t need = WIO_FRAME_HDR_SIZE + it->frame_payload - it->frame_sent;
+            size_t take = left < need ? left : need;
+            it->frame_sent += take;
+            left -= take;
+            if (take < need)
+                break;
+            if (item_frame_sent(s, it) != 0)
+                return -1;
         }
-        wio_list_remove(&it->link);
-        if (it->done)
-            it->done(it, 0);
-        if (s->state == WIO_SS_CLOSED)
-            return -1;
     }
     if (pipe->flush)
         pipe->flush(s);
@@ -952,6 +993,15 @@ void wio_stream_read(wio_stream *s)
     }
 }
 
+void wio_stream_poll(wio_stream *s)
+{
+    if (s->state != WIO_SS_OPEN && s->state != WIO_SS_SHUTDOWN)
+        return;
+    wio_stream_read(s);
+    if (s->state != WIO_SS_CLOSED && s->want_out)
+        stream_flush(s);
+}
+
 void wio_stream_eof(wio_stream *s)
 {
     wio_stream_fail(s, WAITIO_ERR_PEER, s->state == WIO_SS_SHUTDOWN ? "closed after our half-close (finalize or idle close)"
@@ -1003,6 +1053,13 @@ void wio_stream_fd_ready(wio_poll_fd *pf, uint32_t events)
 
 static ssize_t socket_sendv(wio_stream *s, struct iovec *iov, int iovcnt)
 {
+    /* a small frame: one contiguous send, which costs the kernel less than gathering iovecs */
+    if (iovcnt == 2 && iov[0].iov_len + iov[1].iov_len <= SOCKET_COPY_MAX) {
+        uint8_t buf[SOCKET_COPY_MAX];
+        memcpy(buf, iov[0].iov_base, iov[0].iov_len);
+        memcpy(buf + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+        return send(s->fd, buf, iov[0].iov_len + iov[1].iov_len, MSG_NOSIGNAL);
+    }
     struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
     return sendmsg(s->fd, &msg, MSG_NOSIGNAL);
 }

@@ -202,6 +202,7 @@ static int tcp_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, v
 }
 
 static void tcp_send(void *conn, wio_send_item *it) { wio_stream_send(conn, it); }
+static void tcp_conn_poll(void *conn) { wio_stream_poll(conn); }
 static int tcp_send_now(void *conn, wio_frame_hdr *h, const void *payload)
 {
     return wio_stream_send_now(conn, h, payload);
@@ -230,6 +231,7 @@ const wio_transport_ops wio_transport_tcp = {
     .connect = tcp_connect,
     .send = tcp_send,
     .send_now = tcp_send_now,
+    .conn_poll = tcp_conn_poll,
     .conn_idle = tcp_conn_idle,
     .conn_shutdown = tcp_conn_shutdown,
     .conn_close = tcp_conn_close,
