@@ -1,13 +1,14 @@
 /*
  * coll_bench.c — waitio-bench-coll: collective timings (bcast, reduce, allreduce; 8 B .. 1 MiB)
- * as in seed 001's Table 10. One MPI program, three modes:
+ * as in seed 001's Table 10. One MPI program, four modes:
  *   mpi        one MPI job of the whole size: MPI_Bcast / MPI_Reduce / MPI_Allreduce
  *   hier       several PBs coupled through WaitIO, collectives on the universe, hierarchical
  *              (inside each PB with its MPI through the adapter, across PBs between the heads)
  *   flat       the same but flat over WaitIO only (WAITIO_COLL_HIER=0)
+ *   auto       the same with WaitIO's own choice per call (WAITIO_COLL_HIER unset)
  * Prints CSV lines "mode,op,bytes,usec" from global rank 0 (the time is the maximum over ranks
  * of the mean time per call).
- * Usage: waitio-bench-coll mpi|hier|flat [max_bytes] [iterations]
+ * Usage: waitio-bench-coll mpi|hier|flat|auto [max_bytes] [iterations]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -73,7 +74,10 @@ int main(int argc, char **argv)
     int iters = argc > 3 ? atoi(argv[3]) : 50;
     use_waitio = strcmp(mode, "mpi") != 0;
     if (use_waitio) {
-        setenv("WAITIO_COLL_HIER", strcmp(mode, "flat") ? "1" : "0", 1);
+        if (!strcmp(mode, "auto"))
+            unsetenv("WAITIO_COLL_HIER");
+        else
+            setenv("WAITIO_COLL_HIER", strcmp(mode, "flat") ? "1" : "0", 1);
         check(waitio_create_universe(&U), "create_universe");
         check(WAITIO_MPI_Comm_rank(U, &me), "rank");
         check(WAITIO_MPI_Comm_size(U, &n), "size");
@@ -87,7 +91,10 @@ int main(int argc, char **argv)
     for (int o = 0; o < 3; o++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0] && sizes[si] <= maxbytes; si++) {
             size_t bytes = sizes[si];
-            int count = (int)(bytes / 8), it = bytes >= (256u << 10) ? iters / 5 + 1 : iters;
+            /* small collectives take a few µs: more of them, so that the skew with which the
+             * processes leave the barrier before the clock starts weighs less */
+            int count = (int)(bytes / 8),
+                it = bytes >= (256u << 10) ? iters / 5 + 1 : bytes <= 4096 ? 4 * iters : iters;
             for (int w = 0; w < 3; w++)
                 run_op(ops[o], buf, out, count);
             barrier();

@@ -1,45 +1,57 @@
 #!/usr/bin/env bash
 # run-collectives.sh — collective timings in one run (seed 001, Table 10 style): one Open MPI job
-# of 2*P processes vs 2 PBs of P processes (Open MPI) coupled through WaitIO, hierarchical and
-# flat. Prints a Markdown table of times and ratios.
-# Usage: bench/run-collectives.sh [build-dir] [P=4] [iterations=50]
+# of 2*P processes vs 2 PBs of P processes (Open MPI) coupled through WaitIO, with WaitIO's own
+# choice per call (auto), forced hierarchical and forced flat. R runs, the modes interleaved in
+# every run; prints a Markdown table of medians (min-max) and the ratios the goals are about:
+# auto / one MPI job, and auto / the better of flat and hierarchical.
+# Usage: bench/run-collectives.sh [build-dir] [P=4] [iterations=50] [runs=3]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 P=${2:-4}
 iters=${3:-50}
+runs=${4:-3}
 out=$build/bench
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The PBs share the cores: let Open MPI yield while it waits (every mode alike), or its spinning
 # starves the WaitIO heads (see docs/tuning.md, "Oversubscribed nodes")
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
+unset WAITIO_COLL_HIER WAITIO_COLL_ALG
 mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -I"$root/include" "$here/coll_bench.c" \
   -o "$out/waitio-bench-coll" -L"$build/adapters" -Wl,-rpath,"$build/adapters" -Wl,--no-as-needed \
   -lwaitio_adapter_openmpi -Wl,--as-needed -L"$build/src" -Wl,-rpath,"$build/src" -lwaitio
 csv=$out/collectives.csv
 : >"$csv"
-timeout 300 mpirun.openmpi --oversubscribe -np $((2 * P)) "$out/waitio-bench-coll" mpi 1048576 "$iters" >>"$csv"
-for mode in hier flat; do
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=bench-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
-  WAITIO_PBID=0 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >>"$csv" &
-  pid=$!
-  WAITIO_PBID=1 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >/dev/null
-  wait $pid
+for ((r = 1; r <= runs; r++)); do
+  timeout 300 mpirun.openmpi --oversubscribe -np $((2 * P)) "$out/waitio-bench-coll" mpi 1048576 "$iters" >>"$csv"
+  for mode in auto hier flat; do
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=bench-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
+    WAITIO_PBID=0 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >>"$csv" &
+    pid=$!
+    WAITIO_PBID=1 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >/dev/null
+    wait $pid
+  done
 done
 python3 - "$csv" "$P" <<'PY'
-import csv, sys
+import csv, statistics, sys
 rows = {}
 for mode, op, size, us in csv.reader(open(sys.argv[1])):
-    rows[(mode, op, int(size))] = float(us)
+    rows.setdefault((mode, op, int(size)), []).append(float(us))
 p = int(sys.argv[2])
-print(f"| op | bytes | one MPI job ({2*p} procs) µs | WaitIO hierarchical (2x{p}) µs | WaitIO flat µs | hier / MPI | flat / hier |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+def cell(v):
+    m = statistics.median(v)
+    return f"{m:.1f}" if len(v) < 2 or min(v) == max(v) else f"{m:.1f} ({min(v):.1f}–{max(v):.1f})"
+print(f"| op | bytes | one MPI job ({2*p} procs) µs | WaitIO auto (2x{p}) µs | hierarchical µs | flat µs "
+      f"| auto / MPI | auto / best of flat, hier |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
 for (mode, op, size) in sorted(k for k in rows if k[0] == "mpi"):
-    m, h, f = rows[("mpi", op, size)], rows.get(("hier", op, size)), rows.get(("flat", op, size))
-    if h is None or f is None:
+    vals = [rows.get((m, op, size)) for m in ("mpi", "auto", "hier", "flat")]
+    if any(v is None for v in vals):
         continue
-    print(f"| {op} | {size} | {m:.1f} | {h:.1f} | {f:.1f} | {h/m:.2f} | {f/h:.2f} |")
+    m, a, h, f = (statistics.median(v) for v in vals)
+    print(f"| {op} | {size} | {cell(vals[0])} | {cell(vals[1])} | {cell(vals[2])} | {cell(vals[3])} "
+          f"| {a/m:.2f} | {a/min(h, f):.2f} |")
 PY

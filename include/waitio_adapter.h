@@ -43,6 +43,9 @@ typedef struct waitio_adapter_ops {
     int (*job_allgather)(void *ctx, const void *sbuf, size_t bytes, void *rbuf, double timeout);
     /* waitio_finalize calls it last: the adapter finalizes MPI if it initialised it. May be NULL. */
     void (*finalize)(void *ctx);
+    /* May be NULL (then hierarchical allreduce reduces to the head and broadcasts): the result
+     * must be the same bits on every rank, as MPI_Allreduce gives with the predefined ops. */
+    int (*allreduce)(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op);
 } waitio_adapter_ops;
 
 /* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */

@@ -164,6 +164,26 @@ static int a_reduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int d
     return 0;
 }
 
+static int a_allreduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op)
+{
+    (void)ctx;
+    MPI_Datatype t = to_mpi_type(dtype);
+    MPI_Op o = to_mpi_op(op);
+    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
+        return MPI_ERR_TYPE;
+    int size = 0;
+    waitio_mpi_type_size(dtype, &size);
+    size_t per = PIECE / (size_t)(size ? size : 1);
+    for (size_t off = 0; off < count || off == 0; off += per) {
+        size_t n = count - off < per ? count - off : per;
+        int rc = MPI_Allreduce((const char *)sbuf + off * (size_t)size, (char *)rbuf + off * (size_t)size,
+                               (int)n, t, o, pb_comm);
+        if (rc != MPI_SUCCESS || count == 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int a_gather_bytes(void *ctx, const void *sbuf, size_t bytes, void *rbuf, int root)
 {
     (void)ctx;
@@ -236,6 +256,7 @@ static int adopt(MPI_Comm comm)
     ops.bcast = a_bcast;
     ops.bcast_idle = a_bcast_idle;
     ops.reduce = a_reduce;
+    ops.allreduce = a_allreduce;
     ops.gather_bytes = a_gather_bytes;
     ops.finalize = a_finalize;
     return 0;

@@ -106,6 +106,13 @@ static int sendrecv(coll_op *c, int dst, const void *sbuf, size_t slen, int src,
     return rc ? rc : rc2;
 }
 
+int wio_coll_exchange(wio_engine *e, wio_group *g, int peer, const void *sbuf, void *rbuf, size_t len)
+{
+    coll_op c;
+    int rc = op_begin(&c, e, g);
+    return rc ? rc : sendrecv(&c, peer, sbuf, len, peer, rbuf, len);
+}
+
 static int check_dtype(int dtype, size_t *esize)
 {
     *esize = wio_dtype_size(dtype);

@@ -27,6 +27,9 @@ int wio_coll_allgather(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
                        int dtype);
 int wio_coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                       int dtype);
+/* One collective step of its own: len bytes to group rank peer and as many from it (both call
+ * it with each other as peer). */
+int wio_coll_exchange(wio_engine *e, wio_group *g, int peer, const void *sbuf, void *rbuf, size_t len);
 /* The algorithm chosen for the next collectives (WAITIO_COLL_ALG: auto|linear|tree|ring). */
 int wio_coll_algorithm(void);
 

@@ -13,6 +13,7 @@
 
 #define MAX_EVENTS 64
 #define CLOCK_EVERY 16 /* while polling, the clock is read every 16th epoll round */
+#define YIELD_EPOLL_PERIOD 0.001 /* a waiter that yields its core runs epoll at least this often */
 
 #define MAX_POLLING 8 /* sources with a poll hook: one per transport instance */
 
@@ -26,6 +27,7 @@ struct wio_poller {
     unsigned polls_since_epoll;
     unsigned epolls_since_clock;
     double next_tick;
+    double next_yield_epoll;   /* wio_poller_yielding: when to force the next epoll round */
     int tick_due;
     int running;               /* re-entry guard: callbacks must not run the loop */
 };
@@ -231,6 +233,9 @@ void wio_poller_epoll_soon(wio_poller *p) { p->polls_since_epoll = WIO_POLL_EPOL
 
 void wio_poller_yielding(wio_poller *p, double now)
 {
+    if (now < p->next_yield_epoll)
+        return;
+    p->next_yield_epoll = now + YIELD_EPOLL_PERIOD;
     p->polls_since_epoll = WIO_POLL_EPOLL_EVERY_IDLE;
     if (now >= p->next_tick)
         p->tick_due = 1;

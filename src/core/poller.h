@@ -83,11 +83,12 @@ int wio_poller_sleep_begin(wio_poller *p, int timeout_ms);
 void wio_poller_sleep_end(wio_poller *p);
 /* The next wio_poller_run calls epoll_wait whatever the pacing says. */
 void wio_poller_epoll_soon(wio_poller *p);
-/* A waiter about to give its core away (sched_yield), with the time it just read: the next
- * round runs epoll and the ticks that are due. The pacing by counts is for spinning; between
- * yields a round can take a scheduler slice, and 16384 of them (an epoll every 1024 polls, the
- * clock every 16th epoll) left handshake deadlines and listeners unserved for seconds on an
- * oversubscribed host. */
+/* A waiter about to give its core away (sched_yield), with the time it just read: at most every
+ * millisecond, the next round runs epoll and the ticks that are due. The pacing by counts is for
+ * spinning; between yields a round can take a scheduler slice, and 16384 of them (an epoll every
+ * 1024 polls, the clock every 16th epoll) left handshake deadlines and listeners unserved for
+ * seconds on an oversubscribed host. Every round, though, made each step of a collective there
+ * cost an extra system call (flat 8 B allreduce of 8 processes on 2 cores: 22 -> 18.5 us). */
 void wio_poller_yielding(wio_poller *p, double now);
 
 #endif

@@ -4,6 +4,7 @@
  * MPI and only the PB heads talk over WaitIO. Seed 001 measured this 7-20x faster than
  * collectives over sockets alone. Anything else falls back to the flat algorithms of src/coll.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coll/coll.h"
@@ -29,19 +30,90 @@ static int is_whole_instance(const wio_engine *e, const wio_group *g)
     return 1;
 }
 
-static int use_hier(wio_engine *e, wio_group *g)
+/* The collectives whose path (hierarchical or flat) is chosen per call. */
+enum hier_op { HIER_BCAST, HIER_REDUCE, HIER_ALLREDUCE, HIER_BARRIER, HIER_NOPS };
+
+/* Where the hierarchical path wins when every process of the group runs on one host (then the
+ * flat algorithms also move everything through shared memory): message sizes [min, max).
+ * Measured with bench/run-collectives.sh, 2 PBs x 4 Open MPI processes on 2 cores, medians of
+ * 5 runs (docs/benchmarks.md, "Collectives"). Overridable with WAITIO_COLL_HIER_<OP>=MIN-MAX. */
+static const struct hier_range {
+    const char *env;
+    size_t min, max;
+} one_host[HIER_NOPS] = {
+    [HIER_BCAST] = {"WAITIO_COLL_HIER_BCAST", 16u << 10, 512u << 10},
+    [HIER_REDUCE] = {"WAITIO_COLL_HIER_REDUCE", 16u << 10, SIZE_MAX},
+    [HIER_ALLREDUCE] = {"WAITIO_COLL_HIER_ALLREDUCE", 0, 4u << 10},
+    [HIER_BARRIER] = {"WAITIO_COLL_HIER_BARRIER", 0, SIZE_MAX},
+};
+
+/* WAITIO_COLL_HIER: 1 = hierarchical whenever possible, 0 = flat, unset/auto = chosen. */
+static int hier_mode(void)
 {
-    const waitio_adapter_ops *adapter = wio_adapter();
     const char *v = getenv("WAITIO_COLL_HIER");
-    if (!adapter || (v && !strcmp(v, "0")) || !g || g->my_rank == WAITIO_UNDEFINED)
+    if (!v || !*v || !strcmp(v, "auto"))
+        return -1;
+    return strcmp(v, "0") != 0;
+}
+
+/* The one-host range of op, from its variable ("MIN-MAX", either side may be empty) or the
+ * table. A malformed value is logged once and ignored. */
+static struct hier_range range_of(enum hier_op op)
+{
+    struct hier_range r = one_host[op];
+    const char *v = getenv(r.env);
+    if (!v || !*v)
+        return r;
+    char lo[32] = "", hi[32] = "";
+    const char *dash = strchr(v, '-');
+    size_t a = 0, b = SIZE_MAX;
+    if (dash && (size_t)(dash - v) < sizeof lo && strlen(dash + 1) < sizeof hi) {
+        memcpy(lo, v, (size_t)(dash - v));
+        strcpy(hi, dash + 1);
+        if ((!*lo || wio_parse_size(lo, &a) == 0) && (!*hi || wio_parse_size(hi, &b) == 0)) {
+            r.min = a;
+            r.max = b;
+            return r;
+        }
+    }
+    static int warned;
+    if (!warned++)
+        wio_warn("%s='%s' is not MIN-MAX (bytes, e.g. 16K-512K); using %zu-%zu", r.env, v, r.min, r.max);
+    return r;
+}
+
+/* The group is every process of every PB, PB by PB in PBID order, and every PB has an adapter:
+ * the hierarchical path is possible (every process decides the same from the table). */
+static int hier_possible(wio_engine *e, wio_group *g)
+{
+    if (!wio_adapter() || !g || g->my_rank == WAITIO_UNDEFINED || !is_whole_instance(e, g))
         return 0;
-    if (!is_whole_instance(e, g))
-        return 0;
-    /* every process must choose the same algorithm: only if every PB has an adapter */
     for (uint32_t i = 0; i < e->nprocs_total; i++)
         if (!(e->table[i].flags & WIO_PROC_ADAPTER))
             return 0;
     return 1;
+}
+
+static int one_host_instance(const wio_engine *e)
+{
+    for (uint32_t i = 1; i < e->nprocs_total; i++)
+        if (e->table[i].host_id != e->table[0].host_id)
+            return 0;
+    return 1;
+}
+
+/* Hierarchical or flat, for op on `bytes` per process. Across hosts the hierarchical path keeps
+ * all but the heads' traffic inside each PB's MPI, so it is taken whenever possible; on one host
+ * the flat algorithms move data through shared memory too and win at some sizes (one_host). */
+static int use_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
+{
+    int mode = hier_mode();
+    if (mode == 0 || !hier_possible(e, g))
+        return 0;
+    if (mode == 1 || !one_host_instance(e))
+        return 1;
+    struct hier_range r = range_of(op);
+    return bytes >= r.min && bytes < r.max;
 }
 
 static int heads_group(wio_engine *e, wio_group **out)
@@ -87,7 +159,7 @@ static void locate(const wio_engine *e, int r, int *pb, int *local)
 int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g))
+    if (!use_hier(e, g, HIER_BCAST, count * wio_dtype_size(dtype)))
         return wio_coll_bcast(e, g, buf, count, dtype, root);
     size_t bytes = count * wio_dtype_size(dtype);
     if (!wio_dtype_size(dtype))
@@ -114,7 +186,7 @@ int wio_mpi_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbu
                         int dtype, int op, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g))
+    if (!use_hier(e, g, HIER_REDUCE, count * wio_dtype_size(dtype)))
         return wio_coll_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
     size_t es = wio_dtype_size(dtype), bytes = count * es;
     if (!wio_op_valid(op, dtype))
@@ -139,17 +211,61 @@ int wio_mpi_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbu
     return rc;
 }
 
+/* Every PB has the same number of processes and there is a power of two of PBs: each process
+ * can pair with the process of the same PB-local rank in another PB. */
+static int pairable(const wio_engine *e)
+{
+    if (e->npb & (e->npb - 1))
+        return 0;
+    for (int p = 1; p < e->npb; p++)
+        if (e->nprocs[p] != e->nprocs[0])
+            return 0;
+    return 1;
+}
+
+/* Allreduce without a head: the PB's MPI allreduce gives every process its PB's part, then each
+ * process combines parts with its counterparts (same local rank) of the other PBs by recursive
+ * doubling over WaitIO — log2(NPB) exchanges that all pairs make at once, and no broadcast at
+ * the end. Every process combines the two halves in PB order, so all hold the same bits. */
+static int allreduce_paired(wio_engine *e, wio_group *g, const void *src, void *rbuf, size_t count,
+                            int dtype, int op)
+{
+    const waitio_adapter_ops *adapter = wio_adapter();
+    size_t bytes = count * wio_dtype_size(dtype);
+    uint8_t *other = malloc(bytes ? bytes : 1);
+    if (!other)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    int rc = adapter_rc(adapter->allreduce(adapter->ctx, src, rbuf, count, dtype, op), "allreduce");
+    int me = e->cfg.pbid, local = e->cfg.local_rank;
+    for (int mask = 1; !rc && mask < e->npb; mask <<= 1) {
+        int pb = me ^ mask;
+        rc = wio_coll_exchange(e, g, (int)e->pb_offset[pb] + local, rbuf, other, bytes);
+        if (rc)
+            break;
+        if (pb < me) { /* the lower PBs' part first */
+            wio_op_apply(op, dtype, rbuf, other, count);
+            memcpy(rbuf, other, bytes);
+        } else {
+            wio_op_apply(op, dtype, other, rbuf, count);
+        }
+    }
+    free(other);
+    return rc;
+}
+
 int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                            int dtype, int op)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g))
-        return wio_coll_allreduce(e, g, sbuf, rbuf, count, dtype, op);
     size_t bytes = count * wio_dtype_size(dtype);
+    if (!use_hier(e, g, HIER_ALLREDUCE, bytes))
+        return wio_coll_allreduce(e, g, sbuf, rbuf, count, dtype, op);
     if (!wio_op_valid(op, dtype))
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
     int rc;
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
+    if (adapter->allreduce && pairable(e))
+        return allreduce_paired(e, g, src, rbuf, count, dtype, op);
     uint8_t *part = malloc(bytes ? bytes : 1);
     if (!part)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
@@ -168,7 +284,7 @@ int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *
 int wio_mpi_hier_barrier(wio_engine *e, wio_group *g)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g))
+    if (!use_hier(e, g, HIER_BARRIER, 0))
         return wio_coll_barrier(e, g);
     int rc = adapter_rc(adapter->barrier(adapter->ctx), "barrier");
     wio_group *h;
