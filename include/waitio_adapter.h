@@ -46,6 +46,13 @@ typedef struct waitio_adapter_ops {
     /* May be NULL (then hierarchical allreduce reduces to the head and broadcasts): the result
      * must be the same bits on every rank, as MPI_Allreduce gives with the predefined ops. */
     int (*allreduce)(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op);
+    /* May be NULL: a non-blocking broadcast (MPI_Ibcast), so that WaitIO traffic overlaps the
+     * PB's own collective. *req is the adapter's handle, given back to test (which sets *done
+     * and frees it once the broadcast is over) or wait (which frees it). MPI progresses it only
+     * inside MPI calls: WaitIO calls test while it waits. */
+    int (*ibcast)(void *ctx, void *buf, size_t bytes, int root, void **req);
+    int (*test)(void *ctx, void *req, int *done);
+    int (*wait)(void *ctx, void *req);
 } waitio_adapter_ops;
 
 /* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */

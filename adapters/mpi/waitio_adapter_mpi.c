@@ -184,6 +184,40 @@ static int a_allreduce(void *ctx, const void *sbuf, void *rbuf, size_t count, in
     return 0;
 }
 
+static int a_ibcast(void *ctx, void *buf, size_t bytes, int root, void **req)
+{
+    (void)ctx;
+    if (bytes > PIECE)
+        return MPI_ERR_COUNT;
+    MPI_Request *r = malloc(sizeof *r);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, r);
+    if (rc != MPI_SUCCESS) {
+        free(r);
+        return rc;
+    }
+    *req = r;
+    return 0;
+}
+
+static int a_test(void *ctx, void *req, int *done)
+{
+    (void)ctx;
+    int rc = MPI_Test(req, done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || *done)
+        free(req);
+    return rc;
+}
+
+static int a_wait(void *ctx, void *req)
+{
+    (void)ctx;
+    int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+    free(req);
+    return rc;
+}
+
 static int a_gather_bytes(void *ctx, const void *sbuf, size_t bytes, void *rbuf, int root)
 {
     (void)ctx;
@@ -257,6 +291,9 @@ static int adopt(MPI_Comm comm)
     ops.bcast_idle = a_bcast_idle;
     ops.reduce = a_reduce;
     ops.allreduce = a_allreduce;
+    ops.ibcast = a_ibcast;
+    ops.test = a_test;
+    ops.wait = a_wait;
     ops.gather_bytes = a_gather_bytes;
     ops.finalize = a_finalize;
     return 0;

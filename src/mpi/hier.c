@@ -43,7 +43,7 @@ static const struct hier_range {
 } one_host[HIER_NOPS] = {
     [HIER_BCAST] = {"WAITIO_COLL_HIER_BCAST", 16u << 10, 512u << 10},
     [HIER_REDUCE] = {"WAITIO_COLL_HIER_REDUCE", 16u << 10, SIZE_MAX},
-    [HIER_ALLREDUCE] = {"WAITIO_COLL_HIER_ALLREDUCE", 0, 4u << 10},
+    [HIER_ALLREDUCE] = {"WAITIO_COLL_HIER_ALLREDUCE", 0, 1u << 10},
     [HIER_BARRIER] = {"WAITIO_COLL_HIER_BARRIER", 0, SIZE_MAX},
 };
 
@@ -156,6 +156,140 @@ static void locate(const wio_engine *e, int r, int *pb, int *local)
     *local = r - (int)e->pb_offset[p];
 }
 
+/* ---- a broadcast in segments: WaitIO between the heads overlapping the PBs' own MPI ---- */
+
+#define PIPE_SEG (256u << 10) /* bytes per segment */
+#define PIPE_MAX_PBS 4       /* the root's head sends every segment to each other head itself */
+
+typedef struct pipe_wait {
+    const waitio_adapter_ops *a;
+    void **mreq;             /* the MPI broadcasts started, NULL once finished */
+    int started, finished, failed;
+    wio_req_impl *r;         /* the WaitIO segment waited for */
+} pipe_wait;
+
+/* The ready test of the head's wait for a segment: it also gives MPI its progress (it moves
+ * non-blocking collectives only inside MPI calls), so that the broadcast of the segments that
+ * arrived runs while the next ones come. */
+static int pipe_ready(void *arg)
+{
+    pipe_wait *w = arg;
+    for (int i = w->finished; i < w->started && !w->failed; i++) {
+        int done = 0;
+        if (!w->mreq[i])
+            continue;
+        if (w->a->test(w->a->ctx, w->mreq[i], &done) != 0) {
+            w->mreq[i] = NULL;
+            w->failed = 1;
+        } else if (done) {
+            w->mreq[i] = NULL;
+        }
+    }
+    while (w->finished < w->started && !w->mreq[w->finished])
+        w->finished++;
+    return w->failed || w->r->state == WIO_RS_DONE;
+}
+
+/* Finishes every MPI broadcast still running; returns the first error. */
+static int pipe_finish(pipe_wait *w, int rc)
+{
+    for (int i = 0; i < w->started; i++)
+        if (w->mreq[i]) {
+            int rc2 = adapter_rc(w->a->wait(w->a->ctx, w->mreq[i]), "broadcast");
+            w->mreq[i] = NULL;
+            rc = rc ? rc : rc2;
+        }
+    return rc ? rc : w->failed ? wio_fail(WAITIO_ERR_SYS, "MPI adapter broadcast failed") : 0;
+}
+
+/* A PB other than the root's: its head receives the segments from the root's head and starts
+ * each one's MPI broadcast as soon as it is in; the other processes take part in those
+ * broadcasts, segment by segment. */
+static int pipe_receive(wio_engine *e, wio_group *h, int rpb, uint8_t *buf, size_t bytes, uint64_t tag)
+{
+    const waitio_adapter_ops *a = wio_adapter();
+    int nseg = (int)((bytes + PIPE_SEG - 1) / PIPE_SEG), rc = 0;
+    void **mreq = calloc((size_t)nseg, sizeof *mreq);
+    wio_req_impl **wreq = calloc((size_t)nseg, sizeof *wreq);
+    pipe_wait w = {.a = a, .mreq = mreq};
+    if (!mreq || !wreq)
+        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    int head = e->cfg.local_rank == 0;
+    for (int k = 0; k < nseg && head && !rc; k++) {
+        size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
+        rc = wio_engine_irecv(e, h, rpb, buf + off, len, tag, WIO_CTX_COLL, &wreq[k]);
+    }
+    for (int k = 0; k < nseg && !rc; k++) {
+        size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
+        if (head) {
+            w.r = wreq[k];
+            rc = wio_engine_wait_until(e, pipe_ready, &w, 0);
+            if (!rc && !w.failed)
+                rc = wreq[k]->status.error;
+            if (rc)
+                break;
+        }
+        rc = adapter_rc(a->ibcast(a->ctx, buf + off, len, 0, &mreq[k]), "ibcast");
+        if (!rc)
+            w.started = k + 1;
+    }
+    rc = pipe_finish(&w, rc);
+    for (int k = 0; wreq && k < nseg; k++)
+        if (wreq[k]) {
+            if (wreq[k]->state != WIO_RS_DONE)
+                wio_engine_cancel(e, wreq[k]);
+            wio_engine_wait_req(e, wreq[k], 0);
+            wio_req_release(e, wreq[k]);
+        }
+    free(mreq);
+    free(wreq);
+    return rc;
+}
+
+/* The root's PB: its head sends every segment to every other head, then broadcasts in its PB
+ * while those segments move. */
+static int pipe_send(wio_engine *e, wio_group *h, uint8_t *buf, size_t bytes, uint64_t tag, int pb_bcast)
+{
+    const waitio_adapter_ops *a = wio_adapter();
+    int nseg = (int)((bytes + PIPE_SEG - 1) / PIPE_SEG), rc = 0, n = 0;
+    wio_req_impl **wreq = NULL;
+    if (e->cfg.local_rank == 0) {
+        wreq = calloc((size_t)nseg * (size_t)h->size, sizeof *wreq);
+        if (!wreq)
+            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < nseg && !rc; k++)
+            for (int j = 0; j < h->size && !rc; j++) {
+                size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
+                if (j != h->my_rank)
+                    rc = wio_engine_isend(e, h, j, buf + off, len, tag, WIO_CTX_COLL, &wreq[n++]);
+            }
+    }
+    int rc2 = pb_bcast ? adapter_rc(a->bcast(a->ctx, buf, bytes, 0), "bcast") : 0;
+    for (int i = 0; i < n; i++)
+        if (wreq[i]) {
+            int rc3 = wio_engine_wait_req(e, wreq[i], 0);
+            rc3 = rc3 ? rc3 : wreq[i]->status.error;
+            if (wreq[i]->state == WIO_RS_DONE)
+                wio_req_release(e, wreq[i]);
+            rc = rc ? rc : rc3;
+        }
+    free(wreq);
+    return rc ? rc : rc2;
+}
+
+/* WAITIO_COLL_PIPELINE: 1 = large hierarchical broadcasts in segments, 0 = in one piece,
+ * unset/auto = in segments when the PBs run on different hosts. On one host (2 PBs x 4 on 2
+ * cores) the segments measured slower: 547 vs 313-456 us for 1 MiB, 181 vs 96 us for 256 KiB with
+ * 64 KiB segments — the overlap needs cores to overlap on; across hosts the heads' network
+ * transfer is what the PBs' broadcasts hide behind. */
+static int pipeline_wanted(const wio_engine *e)
+{
+    const char *v = getenv("WAITIO_COLL_PIPELINE");
+    if (v && *v && strcmp(v, "auto"))
+        return strcmp(v, "0") != 0;
+    return !one_host_instance(e);
+}
+
 int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
@@ -175,6 +309,13 @@ int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int
     wio_group *h;
     if ((rc = heads_group(e, &h)))
         return rc;
+    if (bytes >= 2 * PIPE_SEG && e->npb <= PIPE_MAX_PBS && pipeline_wanted(e) && adapter->ibcast &&
+        adapter->test && adapter->wait) {
+        /* every head takes the same tag from the heads' group; the others never use it */
+        uint64_t tag = e->cfg.local_rank == 0 ? h->coll_seq++ : 0;
+        return mine ? pipe_send(e, h, buf, bytes, tag, rlocal == 0)
+                    : pipe_receive(e, h, rpb, buf, bytes, tag);
+    }
     if (e->cfg.local_rank == 0 && (rc = wio_coll_bcast(e, h, buf, count, dtype, rpb)))
         return rc;
     if (!mine || rlocal == 0)

@@ -274,6 +274,28 @@ static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
         }
     }
     unsetenv("WAITIO_COLL_HIER");
+    /* a large broadcast (1.2 MiB, not a whole number of segments): flat, hierarchical in one
+     * piece, hierarchical in segments (the PBs' MPI overlapping the heads' WaitIO), and chosen */
+    enum { BIG = 300 * 1024 + 17 };
+    int *big = malloc(sizeof(int) * BIG);
+    static const char *const hier_modes[][2] = {{"0", "0"}, {"1", "0"}, {"1", "1"}, {"auto", "auto"}};
+    for (int m = 0; big && m < 4; m++) {
+        setenv("WAITIO_COLL_HIER", hier_modes[m][0], 1);
+        setenv("WAITIO_COLL_PIPELINE", hier_modes[m][1], 1);
+        int broot = (m * 2 + 1) % usize;
+        for (int i = 0; i < BIG; i++)
+            big[i] = urank == broot ? i * 7 + m : -1;
+        CHECK_RC(WAITIO_MPI_Bcast(big, BIG, WAITIO_MPI_INT, broot, U));
+        for (int i = 0; i < BIG; i++)
+            if (big[i] != i * 7 + m) {
+                FAIL("large universe Bcast (hier %s, pipeline %s) wrong at %d", hier_modes[m][0],
+                     hier_modes[m][1], i);
+                break;
+            }
+    }
+    free(big);
+    unsetenv("WAITIO_COLL_HIER");
+    unsetenv("WAITIO_COLL_PIPELINE");
     /* inside the PB against MPI */
     for (int i = 0; i < N; i++)
         in[i] = wrank * 1000 + i;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mpi_layer.sh — the conversion layer and collectives across an Open MPI PB (2 ranks) and an
 # MPICH PB (3 ranks), each program linked with its own MPI's adapter: every function against
-# the PB's real MPI, universe results against computed values, hierarchical vs flat.
-# timeout: 240
+# the PB's real MPI, universe results against computed values, hierarchical vs flat; then again
+# with PBs of 2 and 2 (hierarchical allreduce between processes of the same local rank).
+# timeout: 360
 set -euo pipefail
 dir=$(mktemp -d)
 pids=()
@@ -23,4 +24,16 @@ cat "$dir/pb0" "$dir/pb1"
 [ $status -eq 0 ] || { echo "FAIL: a PB failed"; exit 1; }
 grep -q "mpi_layer PB 0: ok (5 universe processes" "$dir/pb0" || { echo "FAIL: PB 0 did not report ok"; exit 1; }
 grep -q "mpi_layer PB 1: ok (5 universe processes" "$dir/pb1" || { echo "FAIL: PB 1 did not report ok"; exit 1; }
+# PBs of equal size: hierarchical allreduce pairs the processes of the same local rank
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export WAITIO_MASTER_PORT=$port
+WAITIO_PBID=0 setsid timeout 150 mpirun.openmpi --oversubscribe -np 2 "$TEST_PROGS/mpi_layer.ompi" 4096 >"$dir/eq0" 2>&1 &
+pids+=($!)
+WAITIO_PBID=1 setsid timeout 150 mpirun.mpich -np 2 "$TEST_PROGS/mpi_layer.mpich" 4096 >"$dir/eq1" 2>&1 &
+pids+=($!)
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+pids=()
+cat "$dir/eq0" "$dir/eq1"
+[ $status -eq 0 ] || { echo "FAIL: a PB of the equal-size run failed"; exit 1; }
+grep -q "mpi_layer PB 0: ok (4 universe processes" "$dir/eq0" || { echo "FAIL: equal-size PB 0 did not report ok"; exit 1; }
 echo PASS
