@@ -6,6 +6,9 @@
 #   2. couples both ways a simulation (Open MPI, 2 ranks) and an analysis (MPICH, 3 ranks): the
 #      field goes out in checksummed pieces every step, statistics and a control value come back,
 #      and the PB heads measure WaitIO latency (8 B) and bandwidth (8 MiB) (examples/demo);
+#      then runs it again traced (WAITIO_TRACE) and prints waitio-trace's summary of the run (who
+#      waited how long on whom, traffic between the PBs; trace.json for Perfetto and, with
+#      matplotlib, PNGs in build/examples/demo/trace);
 #   3. measures latency and bandwidth between two PBs beside raw TCP in the same run (medians of
 #      3 alternating runs).
 # Every step is bounded in time; exits non-zero if anything fails. Works as root on a fresh
@@ -24,6 +27,16 @@ bash examples/heat/run.sh "$build"
 echo
 echo "== 2. two-way coupling: simulation (Open MPI) <-> analysis (MPICH)"
 bash examples/demo/run.sh "$build" --timeout 120
+echo
+echo "== 2b. the same run traced (WAITIO_TRACE), merged by waitio-trace into one timeline"
+trace=$build/examples/demo/trace
+rm -rf "$trace"
+WAITIO_TRACE=$trace bash examples/demo/run.sh "$build" --timeout 120 >/dev/null
+plot=()
+if python3 -c "import matplotlib" 2>/dev/null || /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  plot=(--plot)
+fi
+python3 tools/waitio-trace "$trace" "${plot[@]}"
 echo
 echo "== 3. latency and bandwidth between two PBs over TCP (WaitIO vs raw TCP, same run)"
 bash bench/run-pingpong.sh "$build" -r 3 --sizes 8,1K,64K,1M,8M

@@ -68,7 +68,7 @@ static int entry_decode(const uint8_t *in, wio_proc *p)
 {
     memset(p, 0, sizeof *p);
     p->addr.family = in[0];
-    p->flags = in[1] & WIO_PROC_ADAPTER;
+    p->flags = in[1] & (WIO_PROC_ADAPTER | WIO_PROC_TRACE);
     p->addr.port = wio_get_le16(in + 2);
     memcpy(p->addr.ip, in + 4, 16);
     p->host_id = wio_get_le64(in + 20);
@@ -1315,7 +1315,7 @@ static int boot_run(wio_engine *e, double deadline, double timeout)
     size_t table_len = 0;
     const waitio_adapter_ops *a = wio_adapter();
     int pb_adapter = a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank;
-    e->self.flags = pb_adapter ? WIO_PROC_ADAPTER : 0;
+    e->self.flags = (pb_adapter ? WIO_PROC_ADAPTER : 0) | (e->cfg.trace_dir[0] ? WIO_PROC_TRACE : 0);
     if (e->cfg.job) { /* one-job MPMD launch: no master, the table comes over MPI */
         uint8_t mine[ENTRY_LEN];
         entry_encode(&e->self, mine);

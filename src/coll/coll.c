@@ -9,6 +9,7 @@
 #include <strings.h>
 #include "coll/coll.h"
 #include "coll/datatype.h"
+#include "core/trace.h"
 
 #define RING_ALLREDUCE_MIN (64u << 10) /* bytes; below it reduce + bcast over the tree */
 
@@ -358,7 +359,7 @@ int wio_coll_barrier(wio_engine *e, wio_group *g)
 
 /* ---- gather / scatter ---- */
 
-int wio_coll_gatherv(wio_engine *e, wio_group *g, const void *sbuf, size_t scount, void *rbuf,
+static int coll_gatherv(wio_engine *e, wio_group *g, const void *sbuf, size_t scount, void *rbuf,
                      const int *rcounts, const int *displs, int dtype, int root)
 {
     coll_op c;
@@ -387,7 +388,7 @@ int wio_coll_gatherv(wio_engine *e, wio_group *g, const void *sbuf, size_t scoun
     return rc ? rc : rc2;
 }
 
-int wio_coll_scatterv(wio_engine *e, wio_group *g, const void *sbuf, const int *scounts,
+static int coll_scatterv(wio_engine *e, wio_group *g, const void *sbuf, const int *scounts,
                       const int *displs, void *rbuf, size_t rcount, int dtype, int root)
 {
     coll_op c;
@@ -417,7 +418,7 @@ int wio_coll_scatterv(wio_engine *e, wio_group *g, const void *sbuf, const int *
 }
 
 /* Ring allgather: each block travels n-1 hops to the right. */
-int wio_coll_allgather(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+static int coll_allgather(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                        int dtype)
 {
     coll_op c;
@@ -438,7 +439,7 @@ int wio_coll_allgather(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     return rc;
 }
 
-int wio_coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+static int coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                       int dtype)
 {
     coll_op c;
@@ -463,4 +464,38 @@ int wio_coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf,
     int rc2 = wait_all(&c, r, 2 * n);
     free(r);
     return rc ? rc : rc2;
+}
+
+/* ---- the entry points of the collectives only the conversion layer calls, traced ---- */
+
+static int traced_end(const wio_group *g, int op, int rc)
+{
+    WIO_TRACE(WIO_TR_COLL_END, 0, WIO_TR_ANY, g ? g->gid : 0, (uint64_t)op, 0, 0, WIO_TR_PATH_FLAT, rc);
+    return rc;
+}
+
+int wio_coll_gatherv(wio_engine *e, wio_group *g, const void *sbuf, size_t scount, void *rbuf,
+                     const int *rcounts, const int *displs, int dtype, int root)
+{
+    WIO_TRACE(WIO_TR_COLL_BEGIN, 0, WIO_TR_ANY, g ? g->gid : 0, WIO_TR_OP_GATHER, scount * wio_dtype_size(dtype), 0, 0, 0);
+    return traced_end(g, WIO_TR_OP_GATHER, coll_gatherv(e, g, sbuf, scount, rbuf, rcounts, displs, dtype, root));
+}
+
+int wio_coll_scatterv(wio_engine *e, wio_group *g, const void *sbuf, const int *scounts,
+                      const int *displs, void *rbuf, size_t rcount, int dtype, int root)
+{
+    WIO_TRACE(WIO_TR_COLL_BEGIN, 0, WIO_TR_ANY, g ? g->gid : 0, WIO_TR_OP_SCATTER, rcount * wio_dtype_size(dtype), 0, 0, 0);
+    return traced_end(g, WIO_TR_OP_SCATTER, coll_scatterv(e, g, sbuf, scounts, displs, rbuf, rcount, dtype, root));
+}
+
+int wio_coll_allgather(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count, int dtype)
+{
+    WIO_TRACE(WIO_TR_COLL_BEGIN, 0, WIO_TR_ANY, g ? g->gid : 0, WIO_TR_OP_ALLGATHER, count * wio_dtype_size(dtype), 0, 0, 0);
+    return traced_end(g, WIO_TR_OP_ALLGATHER, coll_allgather(e, g, sbuf, rbuf, count, dtype));
+}
+
+int wio_coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count, int dtype)
+{
+    WIO_TRACE(WIO_TR_COLL_BEGIN, 0, WIO_TR_ANY, g ? g->gid : 0, WIO_TR_OP_ALLTOALL, count * wio_dtype_size(dtype), 0, 0, 0);
+    return traced_end(g, WIO_TR_OP_ALLTOALL, coll_alltoall(e, g, sbuf, rbuf, count, dtype));
 }

@@ -8,6 +8,7 @@
 #include "boot/boot.h"
 #include "core/api_lock.h"
 #include "core/engine.h"
+#include "core/trace.h"
 #include "rma/rma.h"
 #include "waitio_adapter.h"
 
@@ -72,6 +73,7 @@ int waitio_init(int timeout)
         return rc;
     }
     wio_rma_attach(e); /* the one-sided layer answers RMA frames from here on */
+    wio_trace_start(e);
     wio_engine_current = e;
     return 0;
 }
@@ -81,7 +83,8 @@ int waitio_finalize(void)
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
-    wio_rma_finalize(e); /* first: stops the progress thread, so nothing else runs from here on */
+    wio_trace_finish(e); /* the clock offset measured again while every peer can still answer */
+    wio_rma_finalize(e); /* then: stops the progress thread, so nothing else runs from here on */
     int rc = wio_engine_finalize(e);
     wio_rma_free(e);
     wio_engine_current = NULL;
@@ -440,7 +443,12 @@ int waitio_waitany(int count, waitio_req_t reqs[], int *index)
     if (!active)
         return 0;
     any_ctx a = {e, reqs, count};
-    int rc = wio_engine_wait_until(e, any_done, &a, 0);
+    int rc = 0;
+    if (!any_done(&a)) {
+        WIO_TRACE(WIO_TR_WAIT_BEGIN, 0, WIO_TR_ANY, 0, 0, 0, 0, (uint32_t)count, 0);
+        rc = wio_engine_wait_until(e, any_done, &a, 0);
+        WIO_TRACE(WIO_TR_WAIT_END, 0, WIO_TR_ANY, 0, 0, 0, 0, (uint32_t)count, rc);
+    }
     if (rc)
         return rc;
     for (int i = 0; i < count; i++) {

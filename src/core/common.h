@@ -80,6 +80,8 @@ typedef struct wio_config {
     int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
     int npb_explicit;              /* WAITIO_NPB was set (WAITIO_NPB=1: a deliberate single PB) */
     int job;                       /* one-job MPMD launch: layout, key and table from MPI */
+    char trace_dir[1024];          /* WAITIO_TRACE: where this process's trace goes ("" = none) */
+    int stats;                     /* WAITIO_STATS: per-peer table at finalize */
 } wio_config;
 
 enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2 };

@@ -284,6 +284,8 @@ int wio_config_load(wio_config *c)
 
         (rc = env_long("WAITIO_MAX_CONNECTIONS", 0, 1 << 24, &c->max_connections)) ||
         (rc = env_auto_bool("WAITIO_SINGLE_COPY", &c->single_copy)) ||
+        (rc = env_string("WAITIO_TRACE", c->trace_dir, sizeof c->trace_dir, "")) ||
+        (rc = env_int("WAITIO_STATS", 0, 1, &c->stats, NULL)) ||
         (rc = load_local_rank(c)))
         return rc;
     if (c->shm_ring & (c->shm_ring - 1))

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/engine.h"
+#include "core/trace.h"
 
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
 #define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
@@ -726,6 +727,8 @@ static void on_opened(void *ctx, void *user, const wio_peer_hello *hello)
         p->recv_credit = (int64_t)e->eager_credit;
     }
     wio_debug("connection to process %u open (%s)", (unsigned)p->id, link_desc(l));
+    p->tp_name = l->tp->ops->name;
+    WIO_TRACE(WIO_TR_CONN_OPEN, 0, p->id, 0, 0, 0, 0, l->tp->ops->bit, 0);
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
         wio_list_remove(&it->link);
@@ -756,6 +759,8 @@ static int eager_charge(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
         return -1;
     }
     p->recv_credit -= cost;
+    p->msgs_in++;
+    p->bytes_in += h->len;
     return 0;
 }
 
@@ -772,6 +777,7 @@ static wio_unexp *unexp_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h
     }
     ux->len = h->len;
     ux->data = data;
+    ux->msg = p->msgs_in;
     e->unexpected_bytes += h->len;
     wio_mq_add_unexpected(&e->mq, ux);
     return ux;
@@ -784,6 +790,7 @@ static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8
         return -1;
     wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
+        r->tr_msg = p->msgs_in;
         r->status.len = h->len;
         r->msg_len = h->len;
         r->state = WIO_RS_RECV_EAGER;
@@ -809,6 +816,7 @@ static int eager_whole(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, const
         return -1;
     wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
+        r->tr_msg = p->msgs_in;
         r->status.len = h->len;
         r->msg_len = h->len;
         if (h->len > r->cap)
@@ -844,6 +852,8 @@ static int begin_rts(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t
         return -1;
     }
     p->recv_credit -= RTS_COST;
+    p->msgs_in++;
+    p->bytes_in += h->aux;
     *dest = with_desc ? l->rx_rdv : NULL;
     return 0;
 }
@@ -854,6 +864,7 @@ static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     size_t desc_len = (h->flags & WIO_FF_CMA) ? (size_t)h->len : 0;
     wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
+        r->tr_msg = p->msgs_in;
         release_credit(e, p->id, RTS_COST - EAGER_OVERHEAD);
         recv_matched_rts(e, p, r, h->aux, h->id, l->rx_rdv, desc_len);
         return 0;
@@ -862,6 +873,7 @@ static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     if (!ux)
         return -1;
     ux->len = h->aux;
+    ux->msg = p->msgs_in;
     ux->remote_id = h->id;
     ux->rdv_len = (uint8_t)desc_len;
     memcpy(ux->rdv, l->rx_rdv, desc_len);
@@ -1143,6 +1155,8 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
         return;
     if (!e->finalizing)
         wio_warn("lost process %u: %s", (unsigned)p->id, why);
+    WIO_TRACE(WIO_TR_ERROR, 0, p->id, 0, 0, 0, 0, 0, err);
+    WIO_TRACE(WIO_TR_CONN_CLOSE, 0, p->id, 0, 0, 0, 0, 0, err);
     p->state = WIO_PEER_FAILED;
     p->err = err;
     snprintf(p->why, sizeof p->why, "%s", why);
@@ -1186,6 +1200,7 @@ static void send_bye(wio_engine *e, wio_peer *p)
  * finalizing peer waits for. Everything it sent before BYE has been processed. */
 static void peer_bye_received(wio_engine *e, wio_peer *p)
 {
+    WIO_TRACE(WIO_TR_CONN_CLOSE, 0, p->id, 0, 0, 0, 0, 0, 0);
     p->bye_received = 1;
     p->state = WIO_PEER_FAILED;
     p->err = WAITIO_ERR_PEER_FINALIZED;
@@ -1339,7 +1354,18 @@ static int req_is_done(void *arg) { return ((wio_req_impl *)arg)->state == WIO_R
 
 int wio_engine_wait_req(wio_engine *e, wio_req_impl *r, double deadline)
 {
-    return wait_loop(e, req_is_done, r, deadline, r->peer_id);
+    if (r->state == WIO_RS_DONE)
+        return 0;
+    if (!wio_trace_on && !e->cfg.stats)
+        return wait_loop(e, req_is_done, r, deadline, r->peer_id);
+    uint32_t peer = r->peer_id < e->nprocs_total ? r->peer_id : WIO_TR_ANY;
+    WIO_TRACE(WIO_TR_WAIT_BEGIN, 0, peer, r->gid, r->tag, 0, 0, 0, 0);
+    uint64_t t0 = wio_trace_now();
+    int rc = wait_loop(e, req_is_done, r, deadline, r->peer_id);
+    if (peer != WIO_TR_ANY && e->peers[peer])
+        e->peers[peer]->wait_ns += wio_trace_now() - t0;
+    WIO_TRACE(WIO_TR_WAIT_END, 0, peer, r->gid, r->tag, 0, 0, 0, rc);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1402,13 +1428,23 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     if (pid == e->my_id)
         return self_send_unsupported();
     wio_peer *p = wio_engine_peer(e, pid);
-    if (p && send_at_once(e, p, g->gid | ctx, (uint32_t)g->my_rank, tag, buf, len)) {
+    if (!p)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
+    uint64_t msg = ++p->msgs_out;
+    p->bytes_out += len;
+    /* recorded before the message can leave: a receiver must never see it first */
+    uint8_t *rec = NULL;
+    if (wio_trace_on)
+        rec = wio_trace_event(WIO_TR_SEND, 0, pid, g->gid | ctx, tag, len, msg, 0, 0);
+    if (send_at_once(e, p, g->gid | ctx, (uint32_t)g->my_rank, tag, buf, len)) {
+        wio_trace_flag(rec, WIO_TR_AT_ONCE);
         *out = NULL;
         return 0;
     }
-    wio_req_impl *r = p ? wio_req_alloc(e, WIO_REQ_SEND) : NULL;
+    wio_req_impl *r = wio_req_alloc(e, WIO_REQ_SEND);
     if (!r)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
+    r->tr_msg = msg;
     r->grp = g;
     r->gid = g->gid | ctx;
     r->rank = dst;
@@ -1451,6 +1487,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     wio_req_impl *r = wio_req_alloc(e, WIO_REQ_RECV);
     if (!r)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a receive");
+    WIO_TRACE(WIO_TR_RECV, 0, pid == WIO_ID_BOOT ? WIO_TR_ANY : pid, g->gid | ctx, tag, len, 0, 0, 0);
     r->grp = g;
     r->gid = g->gid | ctx;
     r->rank = src;
@@ -1463,6 +1500,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     wio_unexp *ux = wio_mq_take_unexpected(&e->mq, r);
     if (ux) {
         r->peer_id = ux->peer_id;
+        r->tr_msg = ux->msg;
         r->status.source = (int)ux->src;
         r->status.tag = ux->tag;
         if (ux->kind == WIO_UX_RTS) {
@@ -1507,7 +1545,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
 }
 
 /* "PB 1 rank 0 (process 3)" */
-static void describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap)
+void wio_describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap)
 {
     int pb = 0;
     while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= id)
@@ -1520,7 +1558,7 @@ void wio_engine_explain(wio_engine *e, const wio_req_impl *r)
     const char *dir = r->kind == WIO_REQ_SEND ? "send to" : r->kind == WIO_REQ_RMA ? "one-sided operation on" : "receive from";
     char who[64] = "any source";
     if (r->peer_id != WIO_ID_BOOT && r->peer_id < e->nprocs_total)
-        describe_process(e, r->peer_id, who, sizeof who);
+        wio_describe_process(e, r->peer_id, who, sizeof who);
     const wio_peer *p = r->peer_id < e->nprocs_total ? e->peers[r->peer_id] : NULL;
     switch (r->status.error) {
     case WAITIO_ERR_PEER:

@@ -16,6 +16,8 @@
 /* The process's PB runs an MPI adapter on its whole PB, so it can take part in hierarchical
  * collectives (which are used only when every process of the group can). */
 #define WIO_PROC_ADAPTER 0x01
+/* The process records a trace (WAITIO_TRACE): the master measures its clock offset with it. */
+#define WIO_PROC_TRACE 0x02
 
 enum wio_peer_state {
     WIO_PEER_IDLE,        /* no connection yet */
@@ -79,6 +81,11 @@ typedef struct wio_peer {
     int idle_closed;             /* its connection was closed for the cap: it reconnects to send */
     double idle_closed_at;       /* when; a receive waiting on it longer probes it (reconnects) */
     wio_send_item close_item;
+    /* counted always (message numbers of traces, WAITIO_STATS): messages to and from this peer;
+     * the n-th message we send it is its message number n, matched by the receiver's count */
+    uint64_t msgs_out, bytes_out, msgs_in, bytes_in;
+    uint64_t wait_ns;            /* time waited on requests naming it (while tracing or WAITIO_STATS) */
+    const char *tp_name;         /* the transport of its last main connection */
 } wio_peer;
 
 /* WIO_REQ_RMA: a one-sided operation (src/rma) waiting for its frames to go out or its reply;
@@ -123,6 +130,7 @@ typedef struct wio_req_impl {
     uint8_t rdv_len;         /* send: that descriptor's length */
     uint8_t rdv_wire[WIO_RDV_DESC_MAX]; /* send: that descriptor, encoded */
     waitio_status_t status;
+    uint64_t tr_msg;         /* its message number between the pair (trace.h) */
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
     void *ext;               /* WIO_REQ_RMA: the one-sided layer's state of the operation */
 } wio_req_impl;
@@ -144,6 +152,7 @@ typedef struct wio_unexp {
     uint64_t tag;
     uint64_t len;
     uint64_t remote_id;      /* RTS: the sender's request id */
+    uint64_t msg;            /* its message number from that peer (trace.h) */
     uint8_t rdv_len;         /* RTS: the sender's direct-read descriptor (0: none) */
     uint8_t rdv[WIO_RDV_DESC_MAX];
     uint8_t *data;           /* EAGER: `small`, or allocated for a larger payload */
@@ -273,6 +282,8 @@ int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id);
 /* Direct access to process peer_id's memory through its open connection's transport (shm's
  * rma_copy); 0, or an errno value (ENOTCONN: no open connection that can) — then use frames. */
 int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t addr, void *local, size_t len);
+/* "PB 1 rank 0 (process 3)" */
+void wio_describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap);
 /* Sets waitio_error_message() to explain why request r completed with its error. */
 void wio_engine_explain(wio_engine *e, const wio_req_impl *r);
 

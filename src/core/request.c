@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/engine.h"
+#include "core/trace.h"
 
 uint64_t wio_req_id(const wio_req_impl *r) { return ((uint64_t)r->gen << 32) | r->slot; }
 
@@ -38,6 +39,7 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->state = 0;
     wio_list_init(&r->link);
     r->post_seq = 0;
+    r->tr_msg = 0;
     r->grp = NULL;
     r->gid = 0;
     r->rank = 0;
@@ -111,6 +113,10 @@ void wio_req_complete(wio_req_impl *r, int err)
     r->state = WIO_RS_DONE;
     if (!r->status.error)
         r->status.error = err;
+    if (r->kind != WIO_REQ_RMA)
+        WIO_TRACE(r->kind == WIO_REQ_SEND ? WIO_TR_SEND_DONE : WIO_TR_RECV_DONE, 0,
+                  r->peer_id == WIO_ID_BOOT ? WIO_TR_ANY : r->peer_id, r->gid, r->status.tag, r->status.len,
+                  r->tr_msg, 0, r->status.error);
 }
 
 void wio_req_pool_free(wio_engine *e)

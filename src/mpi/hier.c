@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "coll/datatype.h"
 #include "mpi/mpi_internal.h"
+#include "core/trace.h"
 
 static wio_group *heads;           /* PB heads, created on first hierarchical use */
 static wio_engine *heads_engine;
@@ -29,6 +30,8 @@ static int is_whole_instance(const wio_engine *e, const wio_group *g)
             return 0;
     return 1;
 }
+
+static int last_path; /* the path the collective being traced took (WIO_TR_PATH_*) */
 
 /* The collectives whose path (hierarchical or flat) is chosen per call. */
 enum hier_op { HIER_BCAST, HIER_REDUCE, HIER_ALLREDUCE, HIER_BARRIER, HIER_NOPS };
@@ -105,7 +108,7 @@ static int one_host_instance(const wio_engine *e)
 /* Hierarchical or flat, for op on `bytes` per process. Across hosts the hierarchical path keeps
  * all but the heads' traffic inside each PB's MPI, so it is taken whenever possible; on one host
  * the flat algorithms move data through shared memory too and win at some sizes (one_host). */
-static int use_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
+static int choose_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
 {
     int mode = hier_mode();
     if (mode == 0 || !hier_possible(e, g))
@@ -114,6 +117,13 @@ static int use_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
         return 1;
     struct hier_range r = range_of(op);
     return bytes >= r.min && bytes < r.max;
+}
+
+static int use_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
+{
+    int hier = choose_hier(e, g, op, bytes);
+    last_path = hier ? WIO_TR_PATH_HIER : WIO_TR_PATH_FLAT;
+    return hier;
 }
 
 static int heads_group(wio_engine *e, wio_group **out)
@@ -290,7 +300,7 @@ static int pipeline_wanted(const wio_engine *e)
     return !one_host_instance(e);
 }
 
-int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
+static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g, HIER_BCAST, count * wio_dtype_size(dtype)))
@@ -313,6 +323,7 @@ int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int
         adapter->test && adapter->wait) {
         /* every head takes the same tag from the heads' group; the others never use it */
         uint64_t tag = e->cfg.local_rank == 0 ? h->coll_seq++ : 0;
+        last_path = WIO_TR_PATH_PIPELINE;
         return mine ? pipe_send(e, h, buf, bytes, tag, rlocal == 0)
                     : pipe_receive(e, h, rpb, buf, bytes, tag);
     }
@@ -323,7 +334,7 @@ int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int
     return rc;
 }
 
-int wio_mpi_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                         int dtype, int op, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
@@ -394,7 +405,7 @@ static int allreduce_paired(wio_engine *e, wio_group *g, const void *src, void *
     return rc;
 }
 
-int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                            int dtype, int op)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
@@ -405,8 +416,10 @@ int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
     int rc;
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
-    if (adapter->allreduce && pairable(e))
+    if (adapter->allreduce && pairable(e)) {
+        last_path = WIO_TR_PATH_PAIRED;
         return allreduce_paired(e, g, src, rbuf, count, dtype, op);
+    }
     uint8_t *part = malloc(bytes ? bytes : 1);
     if (!part)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
@@ -422,7 +435,7 @@ int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *
     return rc;
 }
 
-int wio_mpi_hier_barrier(wio_engine *e, wio_group *g)
+static int hier_barrier(wio_engine *e, wio_group *g)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g, HIER_BARRIER, 0))
@@ -434,4 +447,44 @@ int wio_mpi_hier_barrier(wio_engine *e, wio_group *g)
     if (!rc)
         rc = adapter_rc(adapter->barrier(adapter->ctx), "barrier");
     return rc;
+}
+
+/* ---- the entry points, traced (WAITIO_TRACE: the collective as one slice, with its path) ---- */
+
+static void coll_begin(const wio_group *g, int op, size_t bytes)
+{
+    last_path = WIO_TR_PATH_FLAT;
+    WIO_TRACE(WIO_TR_COLL_BEGIN, 0, WIO_TR_ANY, g ? g->gid : 0, (uint64_t)op, bytes, 0, 0, 0);
+}
+
+static int coll_end(const wio_group *g, int op, int rc)
+{
+    WIO_TRACE(WIO_TR_COLL_END, 0, WIO_TR_ANY, g ? g->gid : 0, (uint64_t)op, 0, 0, (uint32_t)last_path, rc);
+    return rc;
+}
+
+int wio_mpi_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
+{
+    coll_begin(g, WIO_TR_OP_BCAST, count * wio_dtype_size(dtype));
+    return coll_end(g, WIO_TR_OP_BCAST, hier_bcast(e, g, buf, count, dtype, root));
+}
+
+int wio_mpi_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+                        int dtype, int op, int root)
+{
+    coll_begin(g, WIO_TR_OP_REDUCE, count * wio_dtype_size(dtype));
+    return coll_end(g, WIO_TR_OP_REDUCE, hier_reduce(e, g, sbuf, rbuf, count, dtype, op, root));
+}
+
+int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
+                           int dtype, int op)
+{
+    coll_begin(g, WIO_TR_OP_ALLREDUCE, count * wio_dtype_size(dtype));
+    return coll_end(g, WIO_TR_OP_ALLREDUCE, hier_allreduce(e, g, sbuf, rbuf, count, dtype, op));
+}
+
+int wio_mpi_hier_barrier(wio_engine *e, wio_group *g)
+{
+    coll_begin(g, WIO_TR_OP_BARRIER, 0);
+    return coll_end(g, WIO_TR_OP_BARRIER, hier_barrier(e, g));
 }

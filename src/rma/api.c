@@ -11,6 +11,7 @@
 #include <string.h>
 #include "core/api_lock.h"
 #include "rma/rma.h"
+#include "core/trace.h"
 
 /* ---- requests -------------------------------------------------------------------------------- */
 
@@ -93,6 +94,7 @@ static int put_common(waitio_win_t w, int rank, size_t off, const void *src, siz
     if (rc)
         return rc;
     const wio_win_member *m = &w->m[rank];
+    WIO_TRACE(WIO_TR_RMA, 0, m->pid, w->id, WIO_TR_RMA_PUT, len, 0, 0, 0);
     if (m->ptr) {
         r->ops_mapped++;
         if (len)
@@ -126,6 +128,7 @@ static int get_common(waitio_win_t w, int rank, size_t off, void *dst, size_t le
     if (rc)
         return rc;
     const wio_win_member *m = &w->m[rank];
+    WIO_TRACE(WIO_TR_RMA, 0, m->pid, w->id, WIO_TR_RMA_GET, len, 0, 0, 0);
     if (m->ptr) {
         r->ops_mapped++;
         if (len)
@@ -330,6 +333,7 @@ static int atomic_common(waitio_win_t w, int rank, size_t off, int op, int type,
     if (compare)
         memcpy(&c, compare, size);
     const wio_win_member *m = &w->m[rank];
+    WIO_TRACE(WIO_TR_RMA, 0, m->pid, w->id, WIO_TR_RMA_ATOMIC, size, 0, (uint32_t)op, 0);
     if (m->ptr) {
         uint8_t *p = m->ptr + off;
         if ((uintptr_t)p % size)
@@ -566,6 +570,7 @@ int waitio_rpc(waitio_group_t grp, int rank, int id, const void *args, size_t le
         return rc;
     if (!req || (!reply && reply_cap))
         return wio_fail(WAITIO_ERR_ARG, "NULL request or reply buffer");
+    WIO_TRACE(WIO_TR_RMA, 0, g->members[rank], g->gid, WIO_TR_RMA_RPC, len, 0, (uint32_t)id, 0);
     if (g->members[rank] == r->e->my_id) {
         size_t rl = 0;
         rc = rpc_self(r, rank, id, args, len, reply, reply_cap, &rl);
@@ -592,6 +597,7 @@ int waitio_rpc_ff(waitio_group_t grp, int rank, int id, const void *args, size_t
     int rc = rpc_check(g, rank, id, args, len, 0);
     if (rc)
         return rc;
+    WIO_TRACE(WIO_TR_RMA, 0, g->members[rank], g->gid, WIO_TR_RMA_RPC, len, 0, (uint32_t)id, 0);
     if (g->members[rank] == r->e->my_id) {
         size_t rl = 0;
         return rpc_self(r, rank, id, args, len, NULL, 0, &rl);
