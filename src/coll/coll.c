@@ -13,16 +13,23 @@
 
 #define RING_ALLREDUCE_MIN (64u << 10) /* bytes; below it reduce + bcast over the tree */
 
+/* Read once: the environment of an MPI job is long, and looking through it per collective cost
+ * about a microsecond. */
 int wio_coll_algorithm(void)
 {
+    static int alg = -1;
+    if (alg >= 0)
+        return alg;
     const char *v = getenv("WAITIO_COLL_ALG");
     if (!v || !*v || !strcasecmp(v, "auto"))
-        return WIO_COLL_AUTO;
-    if (!strcasecmp(v, "linear") || !strcasecmp(v, "2L"))
-        return WIO_COLL_LINEAR;
-    if (!strcasecmp(v, "ring"))
-        return WIO_COLL_RING;
-    return WIO_COLL_TREE;
+        alg = WIO_COLL_AUTO;
+    else if (!strcasecmp(v, "linear") || !strcasecmp(v, "2L"))
+        alg = WIO_COLL_LINEAR;
+    else if (!strcasecmp(v, "ring"))
+        alg = WIO_COLL_RING;
+    else
+        alg = WIO_COLL_TREE;
+    return alg;
 }
 
 /* ---- point-to-point helpers in the collective context ---- */

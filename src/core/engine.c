@@ -1797,9 +1797,13 @@ int wio_engine_start(wio_engine *e)
     wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
     uint32_t local = 0;
-    for (uint32_t i = 0; i < e->nprocs_total; i++)
+    e->all_adapters = 1;
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
+        e->all_adapters &= (e->table[i].flags & WIO_PROC_ADAPTER) != 0;
+    }
+    e->one_host = local == e->nprocs_total;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
     e->max_conns = wio_config_max_conns(&e->cfg);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

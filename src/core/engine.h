@@ -203,6 +203,8 @@ typedef struct wio_engine {
     wio_proc *table;         /* indexed by process id */
     wio_peer **peers;        /* created on first use */
     int oversubscribed;
+    int one_host;            /* every process of the instance runs on this host */
+    int all_adapters;        /* every process's PB runs an MPI adapter (WIO_PROC_ADAPTER) */
     size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
     uint32_t max_conns;      /* open connections above which idle ones are closed */
     wio_poller *poller;

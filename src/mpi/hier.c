@@ -60,11 +60,18 @@ static int hier_mode(void)
 }
 
 /* The one-host range of op, from its variable ("MIN-MAX", either side may be empty) or the
- * table. A malformed value is logged once and ignored. */
+ * table, read once (the environment of an MPI job is long: reading it per call cost a
+ * microsecond). A malformed value is logged and ignored. */
 static struct hier_range range_of(enum hier_op op)
 {
+    static struct hier_range cached[HIER_NOPS];
+    static int loaded[HIER_NOPS];
+    if (loaded[op])
+        return cached[op];
     struct hier_range r = one_host[op];
     const char *v = getenv(r.env);
+    loaded[op] = 1;
+    cached[op] = r;
     if (!v || !*v)
         return r;
     char lo[32] = "", hi[32] = "";
@@ -74,14 +81,12 @@ static struct hier_range range_of(enum hier_op op)
         memcpy(lo, v, (size_t)(dash - v));
         strcpy(hi, dash + 1);
         if ((!*lo || wio_parse_size(lo, &a) == 0) && (!*hi || wio_parse_size(hi, &b) == 0)) {
-            r.min = a;
-            r.max = b;
-            return r;
+            cached[op].min = a;
+            cached[op].max = b;
+            return cached[op];
         }
     }
-    static int warned;
-    if (!warned++)
-        wio_warn("%s='%s' is not MIN-MAX (bytes, e.g. 16K-512K); using %zu-%zu", r.env, v, r.min, r.max);
+    wio_warn("%s='%s' is not MIN-MAX (bytes, e.g. 16K-512K); using %zu-%zu", r.env, v, r.min, r.max);
     return r;
 }
 
@@ -89,21 +94,12 @@ static struct hier_range range_of(enum hier_op op)
  * the hierarchical path is possible (every process decides the same from the table). */
 static int hier_possible(wio_engine *e, wio_group *g)
 {
-    if (!wio_adapter() || !g || g->my_rank == WAITIO_UNDEFINED || !is_whole_instance(e, g))
+    if (!wio_adapter() || !g || g->my_rank == WAITIO_UNDEFINED)
         return 0;
-    for (uint32_t i = 0; i < e->nprocs_total; i++)
-        if (!(e->table[i].flags & WIO_PROC_ADAPTER))
-            return 0;
-    return 1;
+    return e->all_adapters && is_whole_instance(e, g);
 }
 
-static int one_host_instance(const wio_engine *e)
-{
-    for (uint32_t i = 1; i < e->nprocs_total; i++)
-        if (e->table[i].host_id != e->table[0].host_id)
-            return 0;
-    return 1;
-}
+static int one_host_instance(const wio_engine *e) { return e->one_host; }
 
 /* Hierarchical or flat, for op on `bytes` per process. Across hosts the hierarchical path keeps
  * all but the heads' traffic inside each PB's MPI, so it is taken whenever possible; on one host
