@@ -77,6 +77,10 @@ static void print_settings(const wio_config *c)
     printf("  one-sided: WAITIO_PROGRESS_THREAD=%s  WAITIO_RMA_DIRECT=%s  SHMEM_SYMMETRIC_SIZE=%s\n",
            pt && *pt ? pt : "auto", getenv("WAITIO_RMA_DIRECT") ? getenv("WAITIO_RMA_DIRECT") : "1",
            heap && *heap ? heap : "64M");
+    const char *hier = getenv("WAITIO_COLL_HIER"), *tsize = getenv("WAITIO_TRACE_SIZE");
+    printf("  collectives: WAITIO_COLL_HIER=%s (docs/mpi-layer.md)\n", hier && *hier ? hier : "auto");
+    printf("  WAITIO_TRACE=%s  WAITIO_TRACE_SIZE=%s  WAITIO_STATS=%d\n",
+           c->trace_dir[0] ? c->trace_dir : "(off)", tsize && *tsize ? tsize : "16M", c->stats);
     const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
                       : getenv("WAITIO_KEY_FILE") ? getenv("WAITIO_KEY_FILE") : "~/.waitio/key";
     printf("  instance key from: %s\n", key);
