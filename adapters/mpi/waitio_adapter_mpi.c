@@ -143,9 +143,11 @@ static int a_bcast_idle(void *ctx, void *buf, size_t bytes, int root)
     return rc != MPI_SUCCESS ? rc : wait_idle(&req, 0);
 }
 
-static int a_reduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root)
+/* A reduction in pieces of at most PIECE bytes (MPI counts are ints): MPI_Reduce to root, or
+ * MPI_Allreduce when root < 0. Every rank passes a real receive buffer, so the result is
+ * defined on all of them. */
+static int reduce_pieces(const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root)
 {
-    (void)ctx;
     MPI_Datatype t = to_mpi_type(dtype);
     MPI_Op o = to_mpi_op(op);
     if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
@@ -153,35 +155,28 @@ static int a_reduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int d
     int size = 0;
     waitio_mpi_type_size(dtype, &size);
     size_t per = PIECE / (size_t)(size ? size : 1);
-    /* every rank passes a real receive buffer, so the result is defined on all of them */
     for (size_t off = 0; off < count || off == 0; off += per) {
         size_t n = count - off < per ? count - off : per;
-        int rc = MPI_Reduce((const char *)sbuf + off * (size_t)size, (char *)rbuf + off * (size_t)size,
-                            (int)n, t, o, root, pb_comm);
+        const char *s = (const char *)sbuf + off * (size_t)size;
+        char *r = (char *)rbuf + off * (size_t)size;
+        int rc = root >= 0 ? MPI_Reduce(s, r, (int)n, t, o, root, pb_comm)
+                           : MPI_Allreduce(s, r, (int)n, t, o, pb_comm);
         if (rc != MPI_SUCCESS || count == 0)
             return rc;
     }
     return 0;
 }
 
+static int a_reduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root)
+{
+    (void)ctx;
+    return reduce_pieces(sbuf, rbuf, count, dtype, op, root);
+}
+
 static int a_allreduce(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op)
 {
     (void)ctx;
-    MPI_Datatype t = to_mpi_type(dtype);
-    MPI_Op o = to_mpi_op(op);
-    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
-        return MPI_ERR_TYPE;
-    int size = 0;
-    waitio_mpi_type_size(dtype, &size);
-    size_t per = PIECE / (size_t)(size ? size : 1);
-    for (size_t off = 0; off < count || off == 0; off += per) {
-        size_t n = count - off < per ? count - off : per;
-        int rc = MPI_Allreduce((const char *)sbuf + off * (size_t)size, (char *)rbuf + off * (size_t)size,
-                               (int)n, t, o, pb_comm);
-        if (rc != MPI_SUCCESS || count == 0)
-            return rc;
-    }
-    return 0;
+    return reduce_pieces(sbuf, rbuf, count, dtype, op, -1);
 }
 
 static int a_ibcast(void *ctx, void *buf, size_t bytes, int root, void **req)

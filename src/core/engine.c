@@ -783,20 +783,29 @@ static wio_unexp *unexp_eager(wio_engine *e, wio_peer *p, const wio_frame_hdr *h
     return ux;
 }
 
-static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
+/* The posted receive an arriving eager message matches, with its status set, or NULL. */
+static wio_req_impl *eager_match(wio_engine *e, wio_peer *p, const wio_frame_hdr *h)
 {
-    wio_peer *p = l->peer;
-    if (eager_charge(e, p, h))
-        return -1;
     wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
     if (r) {
         r->tr_msg = p->msgs_in;
         r->status.len = h->len;
         r->msg_len = h->len;
-        r->state = WIO_RS_RECV_EAGER;
         if (h->len > r->cap)
             r->status.error = WAITIO_ERR_TRUNCATE;
-        else
+    }
+    return r;
+}
+
+static int begin_eager(wio_engine *e, wio_link *l, const wio_frame_hdr *h, uint8_t **dest)
+{
+    wio_peer *p = l->peer;
+    if (eager_charge(e, p, h))
+        return -1;
+    wio_req_impl *r = eager_match(e, p, h);
+    if (r) {
+        r->state = WIO_RS_RECV_EAGER;
+        if (!r->status.error)
             *dest = r->buf;
         l->rx_req = r;
         return 0;
@@ -814,14 +823,9 @@ static int eager_whole(wio_engine *e, wio_peer *p, const wio_frame_hdr *h, const
 {
     if (eager_charge(e, p, h))
         return -1;
-    wio_req_impl *r = wio_mq_take_posted(&e->mq, p->id, h->gid, h->src, h->tag);
+    wio_req_impl *r = eager_match(e, p, h);
     if (r) {
-        r->tr_msg = p->msgs_in;
-        r->status.len = h->len;
-        r->msg_len = h->len;
-        if (h->len > r->cap)
-            r->status.error = WAITIO_ERR_TRUNCATE;
-        else if (h->len)
+        if (!r->status.error && h->len)
             memcpy(r->buf, payload, h->len);
         release_credit(e, p->id, h->len);
         wio_req_complete(r, 0);
