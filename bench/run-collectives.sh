@@ -27,7 +27,7 @@ csv=$out/collectives.csv
 for ((r = 1; r <= runs; r++)); do
   timeout 300 mpirun.openmpi --oversubscribe -np $((2 * P)) "$out/waitio-bench-coll" mpi 1048576 "$iters" >>"$csv"
   for mode in auto hier flat; do
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$(python3 "$here/../tests/scripts/free_port.py")
     export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=bench-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
     WAITIO_PBID=0 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" "$mode" 1048576 "$iters" >>"$csv" &
     pid=$!

@@ -10,7 +10,7 @@ cc -std=c11 -D_GNU_SOURCE -O2 -I"$root/include" "$here/send_loop.c" -o "$build/s
   -L"$build/src" -Wl,-rpath,"$build/src" -lwaitio
 run() {
   local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(python3 "$here/../tests/scripts/free_port.py")
   export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=ovh-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
   WAITIO_PBID=1 timeout 120 "$@" >/dev/null & local pid=$!
   WAITIO_PBID=0 timeout 120 "$@"

@@ -7,6 +7,11 @@
  * with MPI, across PBs between the PB heads only) and starts up with one registration per PB.
  * Applications do not call this directly: they call waitio_mpi_adapter_init(MPI_Comm) from the
  * adapter (waitio_adapter_mpi.h) after MPI_Init and before waitio_init.
+ *
+ * Not a stable ABI: the struct grows at its end between versions, so an adapter library must
+ * come from the same WaitIO build as libwaitio (both are installed together). Every process
+ * publishes which optional operations its adapter has (docs/protocol.md, table entry flags),
+ * so a path is taken only when every PB's adapter can take it.
  */
 #ifndef WAITIO_ADAPTER_H
 #define WAITIO_ADAPTER_H

@@ -261,7 +261,7 @@ static bool parse_segments(int argc, char **argv, int first)
 
 /* ---------------------------------------------------------------- instance settings */
 
-/* Binds port 0 at addr and returns the port the kernel chose, or -1. */
+/* Binds addr (its port set by the caller; 0 = the kernel chooses) and returns the port bound, or -1. */
 static int free_port_at(const struct sockaddr *addr, socklen_t addrlen)
 {
     int port = -1;
@@ -277,21 +277,61 @@ static int free_port_at(const struct sockaddr *addr, socklen_t addrlen)
     return port;
 }
 
-/* A free TCP port on host (bound and released: the master binds it right after). When host is
- * not an address of this machine (the master runs elsewhere), a port free here is the best
- * guess. */
+static void set_port(struct sockaddr *a, int port)
+{
+    if (a->sa_family == AF_INET6)
+        ((struct sockaddr_in6 *)a)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
+}
+
+/* The first port of the kernel's ephemeral range (the source ports of outgoing connections). */
+static int ephemeral_low(void)
+{
+    int lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2)
+            lo = 32768;
+        fclose(f);
+    }
+    return lo;
+}
+
+/* A free port at addr, bound and released (the master binds it right after). Drawn at random
+ * below the ephemeral range: a port the kernel hands out there may be taken, in between, as
+ * the source port of any process's outgoing connection ("Address already in use" at the
+ * master). The kernel's choice only when 64 draws found nothing free. */
+static int free_port_below_ephemeral(struct sockaddr *addr, socklen_t addrlen)
+{
+    int lo = 15000, hi = ephemeral_low();
+    for (int i = 0; hi - lo > 1000 && i < 64; i++) {
+        uint32_t r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            break;
+        set_port(addr, lo + (int)(r % (uint32_t)(hi - lo)));
+        int port = free_port_at(addr, addrlen);
+        if (port > 0)
+            return port;
+    }
+    set_port(addr, 0);
+    return free_port_at(addr, addrlen);
+}
+
+/* A free TCP port on host. When host is not an address of this machine (the master runs
+ * elsewhere), a port free here is the best guess. */
 static int pick_port(const char *host)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     int port = -1;
     if (getaddrinfo(host, "0", &hints, &res) == 0) {
         for (struct addrinfo *ai = res; ai && port <= 0; ai = ai->ai_next)
-            port = free_port_at(ai->ai_addr, ai->ai_addrlen);
+            port = free_port_below_ephemeral(ai->ai_addr, ai->ai_addrlen);
         freeaddrinfo(res);
     }
     if (port <= 0) {
         struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
-        port = free_port_at((struct sockaddr *)&any, sizeof any);
+        port = free_port_below_ephemeral((struct sockaddr *)&any, sizeof any);
     }
     return port;
 }

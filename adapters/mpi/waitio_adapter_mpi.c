@@ -145,7 +145,8 @@ static int a_bcast_idle(void *ctx, void *buf, size_t bytes, int root)
 
 /* A reduction in pieces of at most PIECE bytes (MPI counts are ints): MPI_Reduce to root, or
  * MPI_Allreduce when root < 0. Every rank passes a real receive buffer, so the result is
- * defined on all of them. */
+ * defined on all of them. The same buffer on both sides (WaitIO's in-place collectives) goes
+ * to MPI as MPI_IN_PLACE: MPI forbids aliased send and receive buffers. */
 static int reduce_pieces(const void *sbuf, void *rbuf, size_t count, int dtype, int op, int root)
 {
     MPI_Datatype t = to_mpi_type(dtype);
@@ -155,9 +156,13 @@ static int reduce_pieces(const void *sbuf, void *rbuf, size_t count, int dtype, 
     int size = 0;
     waitio_mpi_type_size(dtype, &size);
     size_t per = PIECE / (size_t)(size ? size : 1);
+    int me = 0;
+    if (root >= 0)
+        MPI_Comm_rank(pb_comm, &me);
+    int in_place = sbuf == rbuf && (root < 0 || me == root);
     for (size_t off = 0; off < count || off == 0; off += per) {
         size_t n = count - off < per ? count - off : per;
-        const char *s = (const char *)sbuf + off * (size_t)size;
+        const char *s = in_place ? MPI_IN_PLACE : (const char *)sbuf + off * (size_t)size;
         char *r = (char *)rbuf + off * (size_t)size;
         int rc = root >= 0 ? MPI_Reduce(s, r, (int)n, t, o, root, pb_comm)
                            : MPI_Allreduce(s, r, (int)n, t, o, pb_comm);

@@ -60,6 +60,7 @@ static void entry_encode(const wio_proc *p, uint8_t *out)
     memcpy(out + 4, p->addr.ip, 16);
     wio_put_le64(out + 20, p->host_id);
     out[28] = p->transports;
+    wio_put_le16(out + 29, p->coll_sig);
     wio_put_le64(out + 32, p->shm_token);
 }
 
@@ -68,11 +69,12 @@ static int entry_decode(const uint8_t *in, wio_proc *p)
 {
     memset(p, 0, sizeof *p);
     p->addr.family = in[0];
-    p->flags = in[1] & (WIO_PROC_ADAPTER | WIO_PROC_TRACE);
+    p->flags = in[1] & WIO_PROC_FLAGS;
     p->addr.port = wio_get_le16(in + 2);
     memcpy(p->addr.ip, in + 4, 16);
     p->host_id = wio_get_le64(in + 20);
     p->transports = in[28] & (WIO_TP_TCP | WIO_TP_SHM | WIO_TP_FILE);
+    p->coll_sig = wio_get_le16(in + 29);
     p->shm_token = wio_get_le64(in + 32);
     if (p->transports == 0)
         return -1;
@@ -177,6 +179,32 @@ static uint64_t host_identity(void)
     if (!EVP_Digest(id, strlen(id), md, &mdlen, EVP_sha256(), NULL) || mdlen < 8)
         return 0;
     return wio_get_le64(md);
+}
+
+/* A 16-bit fingerprint of the variables that choose collective algorithms and paths: every
+ * process of a collective must choose alike, and PBs launched by separate job scripts may not
+ * have been given the same ones (engine.c warns). 0 when none is set. */
+static uint16_t coll_settings_sig(void)
+{
+    static const char *const vars[] = {"WAITIO_COLL_ALG", "WAITIO_COLL_HIER", "WAITIO_COLL_PIPELINE",
+                                       "WAITIO_COLL_HIER_BCAST", "WAITIO_COLL_HIER_REDUCE",
+                                       "WAITIO_COLL_HIER_ALLREDUCE", "WAITIO_COLL_HIER_BARRIER"};
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int any = 0, ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    for (size_t i = 0; ok && i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        any |= v && *v;
+        ok = EVP_DigestUpdate(md, vars[i], strlen(vars[i]) + 1) &&
+             EVP_DigestUpdate(md, v ? v : "", v ? strlen(v) + 1 : 1);
+    }
+    uint8_t out[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    ok = ok && EVP_DigestFinal_ex(md, out, &n) && n >= 2;
+    EVP_MD_CTX_free(md);
+    if (!any || !ok)
+        return 0;
+    uint16_t sig = wio_get_le16(out);
+    return sig ? sig : 1;
 }
 
 /* The address peers should use for us: WAITIO_IFACE, else the one that routes to the master. */
@@ -1315,7 +1343,11 @@ static int boot_run(wio_engine *e, double deadline, double timeout)
     size_t table_len = 0;
     const waitio_adapter_ops *a = wio_adapter();
     int pb_adapter = a && a->size == e->cfg.local_size && a->rank == e->cfg.local_rank;
-    e->self.flags = (pb_adapter ? WIO_PROC_ADAPTER : 0) | (e->cfg.trace_dir[0] ? WIO_PROC_TRACE : 0);
+    e->self.flags = e->cfg.trace_dir[0] ? WIO_PROC_TRACE : 0;
+    if (pb_adapter)
+        e->self.flags |= WIO_PROC_ADAPTER | (a->allreduce ? WIO_PROC_ALLREDUCE : 0) |
+                         (a->ibcast && a->test && a->wait ? WIO_PROC_IBCAST : 0);
+    e->self.coll_sig = coll_settings_sig();
     if (e->cfg.job) { /* one-job MPMD launch: no master, the table comes over MPI */
         uint8_t mine[ENTRY_LEN];
         entry_encode(&e->self, mine);

@@ -59,8 +59,8 @@ static int req_wait(coll_op *c, wio_req_impl *r)
     if (!r)
         return 0;
     int rc = wio_engine_wait_req(c->e, r, 0);
-    if (!rc)
-        rc = r->status.error;
+    if (!rc && (rc = r->status.error) != 0)
+        wio_engine_explain(c->e, r); /* waitio_error_message() names the peer */
     if (r->state == WIO_RS_DONE)
         wio_req_release(c->e, r);
     return rc;

@@ -83,7 +83,11 @@ int waitio_finalize(void)
     wio_engine *e = engine_or_fail();
     if (!e)
         return WAITIO_ERR_STATE;
-    wio_trace_finish(e); /* the clock offset measured again while every peer can still answer */
+    { /* the clock offset measured again while every peer can still answer; under the API
+       * lock, as a progress thread (stopped next) may still run the engine and trace */
+        WIO_API_GUARD();
+        wio_trace_finish(e);
+    }
     wio_rma_finalize(e); /* then: stops the progress thread, so nothing else runs from here on */
     int rc = wio_engine_finalize(e);
     wio_rma_free(e);
@@ -393,6 +397,8 @@ int waitio_test(waitio_req_t *req, int *flag)
         *flag = 0;
         return 0;
     }
+    WIO_TRACE(WIO_TR_TEST, 0, r->peer_id == WIO_ID_BOOT ? WIO_TR_ANY : r->peer_id, r->gid, r->status.tag,
+              r->status.len, r->tr_msg, 0, r->status.error);
     return req_finish(e, req, r);
 }
 

@@ -455,6 +455,7 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
     r->msg_len = len;
     r->status.len = len;
     r->peer_id = p->id;
+    WIO_TRACE(WIO_TR_MATCH, 0, p->id, r->gid, r->status.tag, len, r->tr_msg, 0, 0);
     if (len > r->cap) {
         r->status.error = WAITIO_ERR_TRUNCATE;
         r->state = WIO_RS_RECV_RDV;
@@ -1434,20 +1435,23 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     wio_peer *p = wio_engine_peer(e, pid);
     if (!p)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
-    uint64_t msg = ++p->msgs_out;
-    p->bytes_out += len;
     /* recorded before the message can leave: a receiver must never see it first */
+    uint64_t msg = p->msgs_out + 1;
     uint8_t *rec = NULL;
     if (wio_trace_on)
         rec = wio_trace_event(WIO_TR_SEND, 0, pid, g->gid | ctx, tag, len, msg, 0, 0);
     if (send_at_once(e, p, g->gid | ctx, (uint32_t)g->my_rank, tag, buf, len)) {
         wio_trace_flag(rec, WIO_TR_AT_ONCE);
+        p->msgs_out = msg;
+        p->bytes_out += len;
         *out = NULL;
         return 0;
     }
     wio_req_impl *r = wio_req_alloc(e, WIO_REQ_SEND);
     if (!r)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
+    p->msgs_out = msg; /* committed: the receiver counts it too */
+    p->bytes_out += len;
     r->tr_msg = msg;
     r->grp = g;
     r->gid = g->gid | ctx;
@@ -1519,6 +1523,7 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
         } else if (ux->complete) {
             deliver_unexpected(e, r, ux);
         } else {
+            WIO_TRACE(WIO_TR_MATCH, 0, ux->peer_id, r->gid, ux->tag, ux->len, ux->msg, 0, 0);
             r->state = WIO_RS_RECV_UNEXP;
             r->unexp = ux;
             ux->waiting = r;
@@ -1793,6 +1798,28 @@ void wio_engine_close(wio_engine *e)
     e->poller = NULL;
 }
 
+/* Collectives on a group hang or mix messages up when its processes choose different
+ * algorithms: say so at start-up (once per PB, from its first process) if the WAITIO_COLL_*
+ * settings of another process differ from ours. Shown even with logging off (the default), as
+ * the single-PB notice is: a hang later would otherwise come without a word. */
+static void check_coll_settings(wio_engine *e)
+{
+    if (e->cfg.local_rank != 0 || (wio_log_explicit && wio_log_level_current < WIO_LOG_WARN))
+        return;
+    uint16_t mine = e->table[e->my_id].coll_sig;
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        if (e->table[i].coll_sig == mine)
+            continue;
+        int pb = 0;
+        while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= i)
+            pb++;
+        wio_log_write(WIO_LOG_WARN, "the collective settings (WAITIO_COLL_*) of PB %d rank %u differ "
+                      "from this PB's: collectives across PBs may hang; give every PB the same values",
+                      pb, (unsigned)(i - e->pb_offset[pb]));
+        return;
+    }
+}
+
 int wio_engine_start(wio_engine *e)
 {
     e->peers = calloc(e->nprocs_total, sizeof *e->peers);
@@ -1801,12 +1828,16 @@ int wio_engine_start(wio_engine *e)
     wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
     uint32_t local = 0;
-    e->all_adapters = 1;
+    uint8_t all_flags = WIO_PROC_FLAGS;
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
-        e->all_adapters &= (e->table[i].flags & WIO_PROC_ADAPTER) != 0;
+        all_flags &= e->table[i].flags;
     }
+    e->all_adapters = (all_flags & WIO_PROC_ADAPTER) != 0;
+    e->all_allreduce = (all_flags & WIO_PROC_ALLREDUCE) != 0;
+    e->all_ibcast = (all_flags & WIO_PROC_IBCAST) != 0;
+    check_coll_settings(e);
     e->one_host = local == e->nprocs_total;
     e->eager_credit = wio_config_credit_per_peer(&e->cfg, e->nprocs_total - 1);
     e->max_conns = wio_config_max_conns(&e->cfg);

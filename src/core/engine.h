@@ -18,6 +18,12 @@
 #define WIO_PROC_ADAPTER 0x01
 /* The process records a trace (WAITIO_TRACE): the master measures its clock offset with it. */
 #define WIO_PROC_TRACE 0x02
+/* Its adapter can allreduce (the paired hierarchical allreduce) / broadcast without blocking
+ * (the pipelined broadcast). A path is taken only when every process can take it: each
+ * process's own adapter decides nothing alone, or separately launched PBs would disagree. */
+#define WIO_PROC_ALLREDUCE 0x04
+#define WIO_PROC_IBCAST 0x08
+#define WIO_PROC_FLAGS (WIO_PROC_ADAPTER | WIO_PROC_TRACE | WIO_PROC_ALLREDUCE | WIO_PROC_IBCAST)
 
 enum wio_peer_state {
     WIO_PEER_IDLE,        /* no connection yet */
@@ -205,6 +211,8 @@ typedef struct wio_engine {
     int oversubscribed;
     int one_host;            /* every process of the instance runs on this host */
     int all_adapters;        /* every process's PB runs an MPI adapter (WIO_PROC_ADAPTER) */
+    int all_allreduce;       /* ... whose adapter has allreduce (WIO_PROC_ALLREDUCE) */
+    int all_ibcast;          /* ... and ibcast/test/wait (WIO_PROC_IBCAST) */
     size_t eager_credit;     /* granted to each peer (wio_config_credit_per_peer) */
     uint32_t max_conns;      /* open connections above which idle ones are closed */
     wio_poller *poller;

@@ -179,7 +179,9 @@ static wio_group *sync_group(wio_engine *e)
     return g;
 }
 
-/* One message each way, waited for with a deadline; the request is released. */
+/* One message each way, waited for with a deadline; the request is released. A request that
+ * timed out and cannot be cancelled any more (matched, or a send on its way) stays with the
+ * engine, so its buffer must outlive the call: callers pass static ones (sync_buf). */
 static int sync_xfer(wio_engine *e, wio_group *g, int send, int peer, void *buf, uint64_t tag, double deadline,
                      waitio_status_t *st)
 {
@@ -202,48 +204,52 @@ static int sync_xfer(wio_engine *e, wio_group *g, int send, int peer, void *buf,
     return rc;
 }
 
-/* The master answers SYNC_PINGS pings of every other tracing process with its clock. */
+static uint8_t sync_buf[2][8]; /* ping, pong (see sync_xfer) */
+
+/* The master answers SYNC_PINGS pings of every other tracing process with its clock. A pong
+ * that cannot be delivered (that tracer gave up or died) does not stop the others' answers; a
+ * ping that does not come by the deadline does. */
 static void sync_serve(wio_engine *e, wio_group *g, uint64_t tag, double deadline)
 {
     unsigned want = 0, served = 0;
     for (uint32_t i = 1; i < e->nprocs_total; i++)
         want += (e->table[i].flags & WIO_PROC_TRACE) ? SYNC_PINGS : 0;
-    while (served < want) {
-        uint8_t ping[8], pong[8];
+    for (unsigned pings = 0; pings < want; pings++) {
         waitio_status_t st;
-        if (sync_xfer(e, g, 0, WAITIO_ANY_SOURCE, ping, tag, deadline, &st) != 0)
+        if (sync_xfer(e, g, 0, WAITIO_ANY_SOURCE, sync_buf[0], tag, deadline, &st) != 0)
             break;
-        wio_put_le64(pong, wio_trace_now());
-        if (sync_xfer(e, g, 1, st.source, pong, tag, deadline, NULL) != 0)
-            break;
-        served++;
+        wio_put_le64(sync_buf[1], wio_trace_now());
+        if (sync_xfer(e, g, 1, st.source, sync_buf[1], tag, deadline, NULL) == 0)
+            served++;
     }
     if (served < want)
         wio_info("trace clock: %u of %u measurements of the other processes answered", served, want);
 }
 
 /* A tracing process other than the master: the offset to its clock from the exchange with the
- * shortest round trip, into header slot `slot`. */
+ * shortest round trip, into header slot `slot` (if its file opened: the master counts on the
+ * pings of every process that asked to trace). */
 static void sync_measure(wio_engine *e, wio_group *g, uint64_t tag, double deadline, int slot)
 {
     uint64_t best_rtt = UINT64_MAX, at = 0;
     int64_t best_off = 0;
     for (int k = 0; k < SYNC_PINGS; k++) {
-        uint8_t ping[8] = {0}, pong[8];
         uint64_t t0 = wio_trace_now();
-        if (sync_xfer(e, g, 1, 0, ping, tag, deadline, NULL) != 0 ||
-            sync_xfer(e, g, 0, 0, pong, tag, deadline, NULL) != 0) {
+        if (sync_xfer(e, g, 1, 0, sync_buf[0], tag, deadline, NULL) != 0 ||
+            sync_xfer(e, g, 0, 0, sync_buf[1], tag, deadline, NULL) != 0) {
             wio_info("trace clock: the master did not answer (%s); %s", waitio_error_message(),
                      slot ? "no drift correction" : "offset taken as 0");
             return;
         }
-        uint64_t t1 = wio_trace_now(), tm = wio_get_le64(pong);
+        uint64_t t1 = wio_trace_now(), tm = wio_get_le64(sync_buf[1]);
         if (t1 - t0 < best_rtt) {
             best_rtt = t1 - t0;
             at = t0 + (t1 - t0) / 2;
             best_off = (int64_t)(tm - at);
         }
     }
+    if (!tr.map)
+        return;
     uint8_t *s = tr.map + H_SYNC + 32 * (unsigned)slot;
     wio_put_le64(s, at);
     wio_put_le64(s + 8, (uint64_t)best_off);
@@ -278,7 +284,7 @@ static void sync_clocks(wio_engine *e, uint64_t tag, double wait, int slot)
             wio_put_le64(s + 24, 1);
         }
         sync_serve(e, g, tag, deadline);
-    } else if (tr.map) {
+    } else if (e->cfg.trace_dir[0]) {
         sync_measure(e, g, tag, deadline, slot);
     }
 }
@@ -288,7 +294,7 @@ void wio_trace_start(wio_engine *e)
     if (e->cfg.trace_dir[0] && trace_open_file(e) != 0)
         wio_warn("%s; not tracing", waitio_error_message());
     /* every process takes part whether it traces or not: the master serves who does */
-    if (e->my_id == 0 || tr.map)
+    if (e->my_id == 0 || e->cfg.trace_dir[0])
         sync_clocks(e, TAG_SYNC_START, 30, 0);
     wio_trace_on = tr.map != NULL;
 }
@@ -319,7 +325,7 @@ void wio_trace_finish(wio_engine *e)
     if (e->cfg.stats)
         print_stats(e);
     wio_trace_on = 0; /* the measurement's own messages are not part of the run */
-    if (e->my_id == 0 || tr.map)
+    if (e->my_id == 0 || e->cfg.trace_dir[0])
         sync_clocks(e, TAG_SYNC_END, e->cfg.finalize_timeout, 1);
     if (!tr.map)
         return;

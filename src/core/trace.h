@@ -29,6 +29,9 @@ enum wio_trace_kind {
     WIO_TR_CONN_OPEN,     /* a connection to peer opened: aux = its transport (WIO_TP_* bit) */
     WIO_TR_CONN_CLOSE,    /* it closed (err: why, 0 for an orderly close) */
     WIO_TR_ERROR,         /* peer lost: err */
+    WIO_TR_MATCH,         /* a receive matched a message whose data is still to come (rendezvous,
+                           * or an unexpected message still arriving): peer, tag, bytes, msg */
+    WIO_TR_TEST,          /* waitio_test found its request complete: peer */
     WIO_TR_KINDS_
 };
 

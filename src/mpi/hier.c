@@ -208,9 +208,28 @@ static int pipe_finish(pipe_wait *w, int rc)
     return rc ? rc : w->failed ? wio_fail(WAITIO_ERR_SYS, "MPI adapter broadcast failed") : 0;
 }
 
+/* Sent in place of a segment the head could not receive: the PB's broadcasts must all be
+ * posted or its other processes wait for them forever, and MPI must not read a buffer WaitIO
+ * may still be writing. Only read. */
+static uint8_t pipe_filler[PIPE_SEG];
+
+/* The head waits for segment k and returns its outcome. */
+static int pipe_wait_segment(wio_engine *e, pipe_wait *w, wio_req_impl *r)
+{
+    w->r = r;
+    int rc = wio_engine_wait_until(e, pipe_ready, w, 0);
+    if (!rc && w->failed)
+        rc = wio_fail(WAITIO_ERR_SYS, "MPI adapter broadcast failed");
+    if (!rc && (rc = r->status.error) != 0)
+        wio_engine_explain(e, r);
+    return rc;
+}
+
 /* A PB other than the root's: its head receives the segments from the root's head and starts
  * each one's MPI broadcast as soon as it is in; the other processes take part in those
- * broadcasts, segment by segment. */
+ * broadcasts, segment by segment. A head whose receive fails still posts every broadcast (from
+ * pipe_filler), then all agree on the head's outcome, so that no process hangs and none
+ * returns success with data that never came. */
 static int pipe_receive(wio_engine *e, wio_group *h, int rpb, uint8_t *buf, size_t bytes, uint64_t tag)
 {
     const waitio_adapter_ops *a = wio_adapter();
@@ -218,38 +237,49 @@ static int pipe_receive(wio_engine *e, wio_group *h, int rpb, uint8_t *buf, size
     void **mreq = calloc((size_t)nseg, sizeof *mreq);
     wio_req_impl **wreq = calloc((size_t)nseg, sizeof *wreq);
     pipe_wait w = {.a = a, .mreq = mreq};
-    if (!mreq || !wreq)
-        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     int head = e->cfg.local_rank == 0;
+    if (!mreq || !wreq) {
+        free(mreq);
+        free(wreq);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    }
     for (int k = 0; k < nseg && head && !rc; k++) {
         size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
         rc = wio_engine_irecv(e, h, rpb, buf + off, len, tag, WIO_CTX_COLL, &wreq[k]);
     }
-    for (int k = 0; k < nseg && !rc; k++) {
+    int mpi_rc = 0;
+    for (int k = 0; k < nseg && !mpi_rc && !w.failed; k++) {
         size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
-        if (head) {
-            w.r = wreq[k];
-            rc = wio_engine_wait_until(e, pipe_ready, &w, 0);
-            if (!rc && !w.failed)
-                rc = wreq[k]->status.error;
-            if (rc)
-                break;
-        }
-        rc = adapter_rc(a->ibcast(a->ctx, buf + off, len, 0, &mreq[k]), "ibcast");
-        if (!rc)
+        if (head && !rc)
+            rc = pipe_wait_segment(e, &w, wreq[k]);
+        if (w.failed)
+            break;
+        mpi_rc = adapter_rc(a->ibcast(a->ctx, head && rc ? pipe_filler : buf + off, len, 0, &mreq[k]),
+                            "ibcast");
+        if (!mpi_rc)
             w.started = k + 1;
     }
+    rc = rc ? rc : mpi_rc;
     rc = pipe_finish(&w, rc);
-    for (int k = 0; wreq && k < nseg; k++)
+    for (int k = 0; k < nseg; k++)
         if (wreq[k]) {
             if (wreq[k]->state != WIO_RS_DONE)
                 wio_engine_cancel(e, wreq[k]);
             wio_engine_wait_req(e, wreq[k], 0);
-            wio_req_release(e, wreq[k]);
+            if (wreq[k]->state == WIO_RS_DONE) /* else still queued: leave it to finalize */
+                wio_req_release(e, wreq[k]);
         }
     free(mreq);
     free(wreq);
-    return rc;
+    if (w.failed || mpi_rc)
+        return rc; /* MPI itself failed: an agreement through it would not help */
+    int head_rc = rc;
+    int rc2 = adapter_rc(a->bcast(a->ctx, &head_rc, sizeof head_rc, 0), "bcast");
+    if (rc || rc2)
+        return rc ? rc : rc2;
+    return head_rc ? wio_fail(head_rc, "broadcast: the PB's head did not receive the data (%s)",
+                              waitio_strerror(head_rc))
+                   : 0;
 }
 
 /* The root's PB: its head sends every segment to every other head, then broadcasts in its PB
@@ -274,7 +304,8 @@ static int pipe_send(wio_engine *e, wio_group *h, uint8_t *buf, size_t bytes, ui
     for (int i = 0; i < n; i++)
         if (wreq[i]) {
             int rc3 = wio_engine_wait_req(e, wreq[i], 0);
-            rc3 = rc3 ? rc3 : wreq[i]->status.error;
+            if (!rc3 && (rc3 = wreq[i]->status.error) != 0)
+                wio_engine_explain(e, wreq[i]);
             if (wreq[i]->state == WIO_RS_DONE)
                 wio_req_release(e, wreq[i]);
             rc = rc ? rc : rc3;
@@ -315,8 +346,7 @@ static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int 
     wio_group *h;
     if ((rc = heads_group(e, &h)))
         return rc;
-    if (bytes >= 2 * PIPE_SEG && e->npb <= PIPE_MAX_PBS && pipeline_wanted(e) && adapter->ibcast &&
-        adapter->test && adapter->wait) {
+    if (bytes >= 2 * PIPE_SEG && e->npb <= PIPE_MAX_PBS && e->all_ibcast && pipeline_wanted(e)) {
         /* every head takes the same tag from the heads' group; the others never use it */
         uint64_t tag = e->cfg.local_rank == 0 ? h->coll_seq++ : 0;
         last_path = WIO_TR_PATH_PIPELINE;
@@ -363,7 +393,7 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
  * can pair with the process of the same PB-local rank in another PB. */
 static int pairable(const wio_engine *e)
 {
-    if (e->npb & (e->npb - 1))
+    if (!e->all_allreduce || (e->npb & (e->npb - 1)))
         return 0;
     for (int p = 1; p < e->npb; p++)
         if (e->nprocs[p] != e->nprocs[0])
@@ -412,7 +442,7 @@ static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *r
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
     int rc;
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
-    if (adapter->allreduce && pairable(e)) {
+    if (pairable(e)) {
         last_path = WIO_TR_PATH_PAIRED;
         return allreduce_paired(e, g, src, rbuf, count, dtype, op);
     }

@@ -672,7 +672,7 @@ int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
         it->done = NULL;
         wio_list_insert_tail(&s->sendq, &it->link);
         if (!s->want_out && set_want_out(s, 1) != 0)
-            return 0; /* the stream failed; the frame went with it, as a queued one would */
+            return -1; /* the stream failed: the caller's slow path reports it on a request */
     }
     if (pipe->flush)
         pipe->flush(s);

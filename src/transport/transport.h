@@ -70,6 +70,7 @@ typedef struct wio_proc {
     uint64_t shm_token;  /* shm: names its local socket */
     uint8_t transports;  /* WIO_TP_* it offers */
     uint8_t flags;       /* WIO_PROC_* (engine.h) */
+    uint16_t coll_sig;   /* fingerprint of its collective settings (WAITIO_COLL_*) */
 } wio_proc;
 
 /* What the other side announced in its handshake. */

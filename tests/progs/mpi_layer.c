@@ -371,6 +371,77 @@ static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
     free(in);
 }
 
+/* MPI_IN_PLACE on every collective that takes it, on the universe (each path) and in the PB.
+ * The paired hierarchical allreduce hands the PB's MPI one buffer for both sides, which MPI
+ * forbids unless it is passed as MPI_IN_PLACE. */
+static void test_in_place(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
+{
+    enum { N = 777 };
+    double *a = calloc((size_t)N * (size_t)usize, sizeof(double));
+    static const char *const modes[] = {"0", "1", "auto"};
+    for (int m = 0; m < 3; m++) {
+        setenv("WAITIO_COLL_HIER", modes[m], 1);
+        for (int i = 0; i < N; i++)
+            a[i] = (double)input_value(urank, (size_t)i, WAITIO_MPI_SUM);
+        CHECK_RC(WAITIO_MPI_Allreduce(WAITIO_MPI_IN_PLACE, a, N, WAITIO_MPI_DOUBLE, WAITIO_MPI_SUM, U));
+        for (int i = 0; i < N; i++)
+            if (a[i] != (double)expected_reduce(usize, (size_t)i, WAITIO_MPI_SUM)) {
+                FAIL("universe in-place Allreduce (hier %s) wrong at %d", modes[m], i);
+                break;
+            }
+        int root = (m * 2 + 1) % usize;
+        for (int i = 0; i < N; i++)
+            a[i] = (double)input_value(urank, (size_t)i, WAITIO_MPI_SUM);
+        CHECK_RC(WAITIO_MPI_Reduce(urank == root ? WAITIO_MPI_IN_PLACE : a, a, N, WAITIO_MPI_DOUBLE,
+                                   WAITIO_MPI_SUM, root, U));
+        for (int i = 0; urank == root && i < N; i++)
+            if (a[i] != (double)expected_reduce(usize, (size_t)i, WAITIO_MPI_SUM)) {
+                FAIL("universe in-place Reduce (hier %s) root %d wrong at %d", modes[m], root, i);
+                break;
+            }
+    }
+    unsetenv("WAITIO_COLL_HIER");
+    for (int i = 0; i < N; i++)
+        a[i] = wrank + i;
+    CHECK_RC(WAITIO_MPI_Allreduce(WAITIO_MPI_IN_PLACE, a, N, WAITIO_MPI_DOUBLE, WAITIO_MPI_MAX, P));
+    for (int i = 0; i < N; i++)
+        if (a[i] != (double)(wsize - 1 + i)) {
+            FAIL("PB in-place Allreduce wrong at %d", i);
+            break;
+        }
+    /* gather / scatter / allgather: the root's (or everyone's) own block stays where it is */
+    int *g = calloc((size_t)N * (size_t)usize, sizeof(int));
+    int root = usize - 1;
+    for (int i = 0; i < N * usize; i++)
+        g[i] = urank == root ? (i / N == root ? root * 10000 + i % N : -1) : urank * 10000 + i;
+    CHECK_RC(WAITIO_MPI_Gather(urank == root ? WAITIO_MPI_IN_PLACE : g, N, WAITIO_MPI_INT, g, N,
+                               WAITIO_MPI_INT, root, U));
+    for (int i = 0; urank == root && i < N * usize; i++)
+        if (g[i] != (i / N) * 10000 + i % N) {
+            FAIL("universe in-place Gather wrong at %d", i);
+            break;
+        }
+    for (int i = 0; i < N * usize; i++)
+        g[i] = urank == 0 ? i * 3 : -1;
+    CHECK_RC(WAITIO_MPI_Scatter(g, N, WAITIO_MPI_INT, urank == 0 ? WAITIO_MPI_IN_PLACE : g, N,
+                                WAITIO_MPI_INT, 0, U));
+    for (int i = 0; i < N; i++)
+        if (g[i] != (urank * N + i) * 3) {
+            FAIL("universe in-place Scatter wrong at %d", i);
+            break;
+        }
+    for (int i = 0; i < N * usize; i++)
+        g[i] = i / N == urank ? urank * 10000 + i % N : -1;
+    CHECK_RC(WAITIO_MPI_Allgather(WAITIO_MPI_IN_PLACE, 0, WAITIO_MPI_INT, g, N, WAITIO_MPI_INT, U));
+    for (int i = 0; i < N * usize; i++)
+        if (g[i] != (i / N) * 10000 + i % N) {
+            FAIL("universe in-place Allgather wrong at %d", i);
+            break;
+        }
+    free(g);
+    free(a);
+}
+
 /* Point-to-point through the conversion layer, with statuses. */
 static void test_p2p(WAITIO_MPI_Comm U)
 {
@@ -432,6 +503,7 @@ int main(int argc, char **argv)
     WAITIO_MPI_Comm P = pb_group();
     test_p2p(U);
     test_data_movement(U, P);
+    test_in_place(U, P);
     test_reductions(U, P, maxcount);
     if (wrank == 0) { /* PB heads reduce over their own communicator */
         int one = 1, total = 0;

@@ -1,9 +1,9 @@
 """pytest for the Python binding: Python PBs coupled with each other and with C PBs built with
 Open MPI and MPICH. Every test launches separate processes (bounded in time, killed on exit)."""
+import importlib.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,9 +16,11 @@ PROGS = os.environ.get("TEST_PROGS", os.path.join(BUILD, "tests", "progs"))
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    spec = importlib.util.spec_from_file_location(
+        "free_port", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "free_port.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.pick()
 
 
 def instance_env(npb):

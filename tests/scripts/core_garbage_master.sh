@@ -10,7 +10,7 @@ dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(python3 "$(dirname "$0")/free_port.py")
 export WAITIO_KEY=garbage-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n') WAITIO_NPB=2 WAITIO_MASTER_PORT=$port WAITIO_MASTER_HOST=127.0.0.1
 WAITIO_LOG=warn WAITIO_PBID=0 timeout 50 "$prog" 5 40 >"$dir/pb0" 2>&1 &
 pids+=($!)

@@ -89,9 +89,10 @@ t_cleanup() {
 trap t_cleanup EXIT
 trap 'echo "[$T_NAME] interrupted" >&2; exit 130' INT TERM HUP
 
+# A free port below the ephemeral range: one the kernel hands out may meanwhile become the
+# source port of some test's outgoing connection, and the master's listen then fails.
 t_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' \
-    2>/dev/null || echo $((20000 + RANDOM % 30000))
+  python3 "$WAITIO_SOURCE_DIR/tests/scripts/free_port.py" 2>/dev/null || echo $((15000 + RANDOM % 15000))
 }
 
 t_random_key() { echo "test-$T_NAME-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')"; }

@@ -5,7 +5,8 @@
 # rank/size through WAITIO_PB_RANK/WAITIO_PB_SIZE. PB 0 has 2 processes, PB 1 has 3. PB 1's
 # processes start first and PB 0 (whose rank 0 is the master) half a second later, so the
 # others must retry until the master listens. Every phase of the exchange test runs, all
-# bytes checked.
+# bytes checked. PB 1 is given WAITIO_COLL_HIER=0 and PB 0 nothing: each PB's first process
+# must warn that the other PB's collective settings differ (its other processes stay quiet).
 # timeout: 60
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -16,7 +17,7 @@ common=(WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITI
 args=(--alarm 40 --op-timeout 30 --expect-nprocs 2,3 --init-timeout 20)
 t_log "port $port; PB 1 (3 processes) first, then PB 0 (2 processes)"
 for r in 0 1 2; do
-  t_start "pb1.r$r" 45 env "${common[@]}" WAITIO_PBID=1 WAITIO_PB_RANK=$r WAITIO_PB_SIZE=3 \
+  t_start "pb1.r$r" 45 env "${common[@]}" WAITIO_PBID=1 WAITIO_PB_RANK=$r WAITIO_PB_SIZE=3 WAITIO_COLL_HIER=0 \
     "$TEST_PROGS/exchange" "${args[@]}"
 done
 sleep 0.5
@@ -31,4 +32,8 @@ done
 t_show_all
 [ ${#bad[@]} -eq 0 ] || t_fail "processes failed (name:exit status): ${bad[*]}"
 t_expect pb0.r0 '^exchange ok: 5 processes, 2 PBs, phases ABCDE' "universe rank 0's verdict"
+t_expect pb0.r0 'collective settings \(WAITIO_COLL_\*\) of PB 1 rank 0 differ' "PB 0's head names PB 1"
+t_expect pb1.r0 'collective settings \(WAITIO_COLL_\*\) of PB 0 rank 0 differ' "PB 1's head names PB 0"
+t_reject pb0.r1 'collective settings' "only a PB's first process warns"
+t_reject pb1.r2 'collective settings' "only a PB's first process warns"
 t_pass

@@ -9,7 +9,7 @@ dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(python3 "$(dirname "$0")/free_port.py")
 export WAITIO_KEY=layer-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n') WAITIO_NPB=2 WAITIO_MASTER_PORT=$port WAITIO_MASTER_HOST=127.0.0.1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 count=${MPI_LAYER_COUNT:-1048576}
@@ -25,7 +25,7 @@ cat "$dir/pb0" "$dir/pb1"
 grep -q "mpi_layer PB 0: ok (5 universe processes" "$dir/pb0" || { echo "FAIL: PB 0 did not report ok"; exit 1; }
 grep -q "mpi_layer PB 1: ok (5 universe processes" "$dir/pb1" || { echo "FAIL: PB 1 did not report ok"; exit 1; }
 # PBs of equal size: hierarchical allreduce pairs the processes of the same local rank
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(python3 "$(dirname "$0")/free_port.py")
 export WAITIO_MASTER_PORT=$port
 WAITIO_PBID=0 setsid timeout 150 mpirun.openmpi --oversubscribe -np 2 "$TEST_PROGS/mpi_layer.ompi" 4096 >"$dir/eq0" 2>&1 &
 pids+=($!)
