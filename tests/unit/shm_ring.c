@@ -48,13 +48,19 @@ static uint64_t drain(wio_shm_seg *r, uint64_t *rx, uint64_t budget)
     return got;
 }
 
-static void stream_test(void)
+/* A ring created by a writer and attached by a reader; 0 if either failed. */
+static int ring_pair(wio_shm_seg **w, wio_shm_seg **r)
 {
     char name[WIO_SHM_NAME_MAX];
+    CHECK(wio_shm_create(RING, w, name) == 0);
+    CHECK(*w && wio_shm_attach(name, RING, r) == 0);
+    return *w && *r;
+}
+
+static void stream_test(void)
+{
     wio_shm_seg *w = NULL, *r = NULL;
-    CHECK(wio_shm_create(RING, &w, name) == 0);
-    CHECK(wio_shm_attach(name, RING, &r) == 0);
-    if (!w || !r)
+    if (!ring_pair(&w, &r))
         return;
     static uint8_t buf[3 * RING];
     uint64_t tx = 0, rx = 0, total = 64u << 20;
@@ -92,11 +98,8 @@ static void stream_test(void)
 /* A control word must name its position and a length that fits before the end of the lap. */
 static void hostile_test(void)
 {
-    char name[WIO_SHM_NAME_MAX];
     wio_shm_seg *w = NULL, *r = NULL;
-    CHECK(wio_shm_create(RING, &w, name) == 0);
-    CHECK(wio_shm_attach(name, RING, &r) == 0);
-    if (!w || !r)
+    if (!ring_pair(&w, &r))
         return;
     uint8_t msg[100];
     memset(msg, 7, sizeof msg);
