@@ -181,27 +181,39 @@ static uint64_t host_identity(void)
     return wio_get_le64(md);
 }
 
-/* A 16-bit fingerprint of the variables that choose collective algorithms and paths: every
- * process of a collective must choose alike, and PBs launched by separate job scripts may not
- * have been given the same ones (engine.c warns). 0 when none is set. */
+extern char **environ;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A 16-bit fingerprint of the WAITIO_COLL_* variables (algorithms and paths of collectives),
+ * taken from the environment in sorted order: every process of a collective must choose alike,
+ * and PBs launched by separate job scripts may not have been given the same ones (engine.c
+ * warns). 0 when none is set. */
 static uint16_t coll_settings_sig(void)
 {
-    static const char *const vars[] = {"WAITIO_COLL_ALG", "WAITIO_COLL_HIER", "WAITIO_COLL_PIPELINE",
-                                       "WAITIO_COLL_HIER_BCAST", "WAITIO_COLL_HIER_REDUCE",
-                                       "WAITIO_COLL_HIER_ALLREDUCE", "WAITIO_COLL_HIER_BARRIER"};
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    int any = 0, ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
-    for (size_t i = 0; ok && i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        any |= v && *v;
-        ok = EVP_DigestUpdate(md, vars[i], strlen(vars[i]) + 1) &&
-             EVP_DigestUpdate(md, v ? v : "", v ? strlen(v) + 1 : 1);
+    static const char prefix[] = "WAITIO_COLL_";
+    const char *vars[64];
+    size_t n = 0;
+    for (char **v = environ; *v && n < sizeof vars / sizeof vars[0]; v++) {
+        const char *eq = strchr(*v, '=');
+        if (!strncmp(*v, prefix, sizeof prefix - 1) && eq && eq[1]) /* set and not empty */
+            vars[n++] = *v;
     }
+    if (n == 0)
+        return 0;
+    qsort(vars, n, sizeof vars[0], cmp_str);
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = EVP_DigestUpdate(md, vars[i], strlen(vars[i]) + 1);
     uint8_t out[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    ok = ok && EVP_DigestFinal_ex(md, out, &n) && n >= 2;
+    unsigned len = 0;
+    ok = ok && EVP_DigestFinal_ex(md, out, &len) && len >= 2;
     EVP_MD_CTX_free(md);
-    if (!any || !ok)
+    if (!ok)
         return 0;
     uint16_t sig = wio_get_le16(out);
     return sig ? sig : 1;

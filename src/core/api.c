@@ -220,14 +220,12 @@ int waitio_group_member(waitio_group_t grp, int rank, int *pbid, int *local_rank
     wio_group *g = (wio_group *)grp;
     if (!g || rank < 0 || rank >= g->size)
         return wio_fail(WAITIO_ERR_GROUP, "rank %d is not in the group", rank);
-    uint32_t id = g->members[rank];
-    int pb = 0;
-    while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= id)
-        pb++;
+    int pb, local;
+    wio_engine_locate(e, g->members[rank], &pb, &local);
     if (pbid)
         *pbid = pb;
     if (local_rank)
-        *local_rank = (int)(id - e->pb_offset[pb]);
+        *local_rank = local;
     return 0;
 }
 

@@ -1553,13 +1553,21 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     return 0;
 }
 
+void wio_engine_locate(const wio_engine *e, uint32_t id, int *pb, int *rank)
+{
+    int p = 0;
+    while (p + 1 < e->npb && e->pb_offset[p + 1] <= id)
+        p++;
+    *pb = p;
+    *rank = (int)(id - e->pb_offset[p]);
+}
+
 /* "PB 1 rank 0 (process 3)" */
 void wio_describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap)
 {
-    int pb = 0;
-    while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= id)
-        pb++;
-    snprintf(buf, cap, "PB %d rank %u (process %u)", pb, (unsigned)(id - e->pb_offset[pb]), (unsigned)id);
+    int pb, rank;
+    wio_engine_locate(e, id, &pb, &rank);
+    snprintf(buf, cap, "PB %d rank %d (process %u)", pb, rank, (unsigned)id);
 }
 
 void wio_engine_explain(wio_engine *e, const wio_req_impl *r)
@@ -1810,12 +1818,11 @@ static void check_coll_settings(wio_engine *e)
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         if (e->table[i].coll_sig == mine)
             continue;
-        int pb = 0;
-        while (pb + 1 < e->npb && e->pb_offset[pb + 1] <= i)
-            pb++;
-        wio_log_write(WIO_LOG_WARN, "the collective settings (WAITIO_COLL_*) of PB %d rank %u differ "
+        int pb, rank;
+        wio_engine_locate(e, i, &pb, &rank);
+        wio_log_write(WIO_LOG_WARN, "the collective settings (WAITIO_COLL_*) of PB %d rank %d differ "
                       "from this PB's: collectives across PBs may hang; give every PB the same values",
-                      pb, (unsigned)(i - e->pb_offset[pb]));
+                      pb, rank);
         return;
     }
 }

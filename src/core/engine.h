@@ -294,6 +294,8 @@ int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id);
 int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t addr, void *local, size_t len);
 /* "PB 1 rank 0 (process 3)" */
 void wio_describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap);
+/* The PB of process id and its rank in that PB. */
+void wio_engine_locate(const wio_engine *e, uint32_t id, int *pb, int *rank);
 /* Sets waitio_error_message() to explain why request r completed with its error. */
 void wio_engine_explain(wio_engine *e, const wio_req_impl *r);
 

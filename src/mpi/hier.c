@@ -152,16 +152,6 @@ static int adapter_rc(int rc, const char *what)
     return rc ? wio_fail(WAITIO_ERR_SYS, "MPI adapter %s failed (MPI error %d)", what, rc) : 0;
 }
 
-/* Which PB and local rank group rank r of the universe is. */
-static void locate(const wio_engine *e, int r, int *pb, int *local)
-{
-    int p = 0;
-    while (p + 1 < e->npb && e->pb_offset[p + 1] <= (uint32_t)r)
-        p++;
-    *pb = p;
-    *local = r - (int)e->pb_offset[p];
-}
-
 /* ---- a broadcast in segments: WaitIO between the heads overlapping the PBs' own MPI ---- */
 
 #define PIPE_SEG (256u << 10) /* bytes per segment */
@@ -213,7 +203,7 @@ static int pipe_finish(pipe_wait *w, int rc)
  * may still be writing. Only read. */
 static uint8_t pipe_filler[PIPE_SEG];
 
-/* The head waits for segment k and returns its outcome. */
+/* The head waits for a segment's receive r and returns its outcome. */
 static int pipe_wait_segment(wio_engine *e, pipe_wait *w, wio_req_impl *r)
 {
     w->r = r;
@@ -338,7 +328,7 @@ static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int 
     if (root < 0 || root >= g->size)
         return wio_fail(WAITIO_ERR_ARG, "root %d outside the group", root);
     int rpb, rlocal, rc;
-    locate(e, root, &rpb, &rlocal);
+    wio_engine_locate(e, (uint32_t)root, &rpb, &rlocal); /* universe rank = process id */
     int mine = e->cfg.pbid == rpb;
     if (mine && rlocal != 0 &&
         (rc = adapter_rc(adapter->bcast(adapter->ctx, buf, bytes, rlocal), "bcast")))
@@ -372,7 +362,7 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     if (root < 0 || root >= g->size)
         return wio_fail(WAITIO_ERR_ARG, "root %d outside the group", root);
     int rpb, rlocal, rc;
-    locate(e, root, &rpb, &rlocal);
+    wio_engine_locate(e, (uint32_t)root, &rpb, &rlocal); /* universe rank = process id */
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
     uint8_t *part = malloc(bytes ? bytes : 1);
     if (!part)
