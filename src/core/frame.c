@@ -1,9 +1,44 @@
-/* frame.c — encodes and validates the fixed frame header (see frame.h, docs/protocol.md). */
+/* frame.c — encodes and validates the frame headers, full and short (see frame.h,
+ * docs/protocol.md). */
 #include <string.h>
 #include "frame.h"
 
-void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE])
+static int frame_fits_short(const wio_frame_hdr *h)
 {
+    return h->type == WIO_FT_EAGER && h->flags == 0 && h->id == 0 && h->aux == 0 && h->len <= WIO_FRAME_SHORT_MAX;
+}
+
+/* The short EAGER header: mark, version, le16 len, le32 seq, credit, gid, src, le64 tag. */
+static void frame_encode_short(const wio_frame_hdr *h, uint8_t *out)
+{
+    out[0] = WIO_FRAME_SHORT_MARK;
+    out[1] = WIO_PROTO_VERSION;
+    wio_put_le16(out + 2, (uint16_t)h->len);
+    wio_put_le32(out + 4, h->seq);
+    wio_put_le32(out + 8, h->credit);
+    wio_put_le32(out + 12, h->gid);
+    wio_put_le32(out + 16, h->src);
+    wio_put_le64(out + 20, h->tag);
+}
+
+static int frame_decode_short(const uint8_t *in, wio_frame_hdr *h, const char **why)
+{
+    if (in[1] != WIO_PROTO_VERSION) {
+        *why = "unsupported protocol version";
+        return -1;
+    }
+    *h = (wio_frame_hdr){.type = WIO_FT_EAGER, .len = wio_get_le16(in + 2), .seq = wio_get_le32(in + 4),
+                         .credit = wio_get_le32(in + 8), .gid = wio_get_le32(in + 12),
+                         .src = wio_get_le32(in + 16), .tag = wio_get_le64(in + 20)};
+    return 0;
+}
+
+size_t wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE])
+{
+    if (frame_fits_short(h)) {
+        frame_encode_short(h, out);
+        return WIO_FRAME_SHORT_SIZE;
+    }
     wio_put_le32(out + 0, WIO_FRAME_MAGIC);
     out[4] = WIO_PROTO_VERSION;
     out[5] = h->type;
@@ -16,6 +51,7 @@ void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE])
     wio_put_le64(out + 32, h->len);
     wio_put_le64(out + 40, h->id);
     wio_put_le64(out + 48, h->aux);
+    return WIO_FRAME_HDR_SIZE;
 }
 
 static uint64_t payload_bound(unsigned type)
@@ -38,8 +74,10 @@ static uint64_t payload_bound(unsigned type)
     }
 }
 
-int wio_frame_decode(const uint8_t in[WIO_FRAME_HDR_SIZE], wio_frame_hdr *h, const char **why)
+int wio_frame_decode(const uint8_t *in, wio_frame_hdr *h, const char **why)
 {
+    if (in[0] == WIO_FRAME_SHORT_MARK)
+        return frame_decode_short(in, h, why);
     if (wio_get_le32(in) != WIO_FRAME_MAGIC) {
         *why = "bad magic number";
         return -1;

@@ -1,9 +1,13 @@
 /*
  * frame.h — the one wire-frame encoder/decoder of WaitIO.
  *
- * Every message on a stream transport is a fixed 56-byte little-endian header followed by
- * `len` payload bytes. The decoder validates magic, version, type and the per-type payload
- * bound before anything else looks at the header.
+ * Every message on a stream transport is a little-endian header followed by `len` payload
+ * bytes. The header has one of two forms, told apart by its first byte: the full 56-byte one
+ * (magic "WTIO", any frame), and the 28-byte short one (WIO_FRAME_SHORT_MARK) that the encoder
+ * picks by itself for every EAGER frame without flags, id or aux and of at most 65535 payload
+ * bytes: the message path's common frame, so that a small message and its header fit in one
+ * cache line of a shared-memory ring. The decoder validates magic, version, type and the
+ * per-type payload bound before anything else looks at the header.
  */
 #ifndef WIO_FRAME_H
 #define WIO_FRAME_H
@@ -12,8 +16,12 @@
 #include <stdint.h>
 
 #define WIO_FRAME_MAGIC 0x4f495457u /* "WTIO" in little-endian byte order */
-#define WIO_PROTO_VERSION 2 /* 2: authentication before the owner sees a connection (ACCEPT) */
-#define WIO_FRAME_HDR_SIZE 56
+/* 2: authentication before the owner sees a connection (ACCEPT); 3: the short EAGER header */
+#define WIO_PROTO_VERSION 3
+#define WIO_FRAME_HDR_SIZE 56   /* the full header, and the most any header takes */
+#define WIO_FRAME_SHORT_SIZE 28 /* the short EAGER header */
+#define WIO_FRAME_SHORT_MARK 0xa7u /* its first byte; the full header's is 'W' */
+#define WIO_FRAME_SHORT_MAX 65535u /* the largest payload a short header describes */
 
 enum wio_frame_type {
     WIO_FT_HELLO = 1,     /* connector -> acceptor: nonce, ids, limits */
@@ -83,9 +91,16 @@ static inline int wio_frame_is_handshake(unsigned type)
     return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || (type >= WIO_FT_SHM_OFFER && type <= WIO_FT_ACCEPT);
 }
 
-void wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
-/* Returns 0, or -1 with *why set to a static reason when the header is invalid. */
-int wio_frame_decode(const uint8_t in[WIO_FRAME_HDR_SIZE], wio_frame_hdr *h, const char **why);
+/* Encodes h in the shortest form that carries it; returns the header's length (28 or 56). */
+size_t wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
+/* The length of the header whose first byte is `first` (what a parser must hold to decode it). */
+static inline size_t wio_frame_hdr_len(uint8_t first)
+{
+    return first == WIO_FRAME_SHORT_MARK ? WIO_FRAME_SHORT_SIZE : WIO_FRAME_HDR_SIZE;
+}
+/* Decodes the header at in, which holds at least wio_frame_hdr_len(in[0]) bytes. Returns 0, or
+ * -1 with *why set to a static reason when the header is invalid. */
+int wio_frame_decode(const uint8_t *in, wio_frame_hdr *h, const char **why);
 const char *wio_frame_type_name(unsigned type);
 
 /* ---- file transport segments (transport/file.c, docs/protocol.md "File transport") ----

@@ -59,7 +59,7 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     it->h = (wio_frame_hdr){0};
     it->payload = NULL;
     it->total = it->chunk = it->offset = 0;
-    it->frame_payload = it->frame_sent = 0;
+    it->frame_payload = it->frame_sent = it->wire_len = 0;
     it->in_flight = 0;
     it->done = NULL;
     it->owner = r;

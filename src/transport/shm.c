@@ -724,6 +724,23 @@ static int shm_send_now(void *conn, wio_frame_hdr *h, const void *payload)
 {
     return wio_stream_send_now(conn, h, payload);
 }
+/* A wait for this one peer spins here instead of in shm_poll (engine.c, hot_link): its ring only,
+ * no walk over every ring. A connection still on its socket is read like a tcp one. */
+static void shm_conn_poll(void *conn)
+{
+    wio_stream *s = conn;
+    shm_conn *c = s->pipe_state;
+    if (!wio_list_linked(&c->ring_link)) {
+        wio_stream_poll(s);
+        return;
+    }
+    if (s->state == WIO_SS_CLOSED)
+        return;
+    if (wio_shm_readable(c->seg))
+        wio_stream_read(s);
+    if (s->state != WIO_SS_CLOSED && s->want_out)
+        wio_stream_writable(s);
+}
 static int shm_conn_idle(const void *conn) { return wio_stream_idle(conn); }
 static void shm_conn_shutdown(void *conn) { wio_stream_shutdown(conn); }
 static void shm_conn_close(void *conn, int err) { wio_stream_close(conn, err); }
@@ -759,6 +776,7 @@ const wio_transport_ops wio_transport_shm = {
     .connect = shm_connect,
     .send = shm_send,
     .send_now = shm_send_now,
+    .conn_poll = shm_conn_poll,
     .conn_idle = shm_conn_idle,
     .conn_shutdown = shm_conn_shutdown,
     .conn_close = shm_conn_close,

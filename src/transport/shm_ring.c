@@ -269,7 +269,13 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
     size_t head = n < CACHE_LINE - REC_WORD ? n : CACHE_LINE - REC_WORD;
     s->tx_pos = pos + rec_space(n);
     _Atomic uint64_t *next = rec_ctl(s->tx_data, s->mask, s->tx_pos);
-    if (iov[0].iov_len == CACHE_LINE - REC_WORD && iovcnt <= 2 && n == head + (iovcnt > 1 ? iov[1].iov_len : 0)) {
+    if (n == head && iovcnt <= 2 && n == iov[0].iov_len + (iovcnt > 1 ? iov[1].iov_len : 0)) {
+        /* a short frame and its payload: the whole record is the polled line */
+        atomic_store_explicit(next, 0, memory_order_relaxed);
+        memcpy(dst, iov[0].iov_base, iov[0].iov_len);
+        if (iovcnt > 1)
+            memcpy(dst + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+    } else if (iov[0].iov_len == CACHE_LINE - REC_WORD && iovcnt <= 2 && n == head + (iovcnt > 1 ? iov[1].iov_len : 0)) {
         /* the stream's usual frame: a 56-byte header (the first line), then its payload */
         if (iovcnt > 1)
             memcpy(dst + head, iov[1].iov_base, iov[1].iov_len);

@@ -496,7 +496,7 @@ static void frame_start(wio_stream *s, wio_send_item *it)
     it->h.len = it->frame_payload;
     it->h.seq = s->tx_seq++;
     it->h.credit = (s->state == WIO_SS_OPEN && s->handler->take_credit) ? s->handler->take_credit(s->hctx, s->user) : 0;
-    wio_frame_encode(&it->h, it->wire);
+    it->wire_len = wio_frame_encode(&it->h, it->wire);
     it->frame_sent = 0;
     it->in_flight = 1;
 }
@@ -517,11 +517,11 @@ static int item_iov(wio_stream *s, wio_send_item *it, struct iovec *iov)
     if (!it->in_flight)
         frame_start(s, it);
     int n_iov = 0;
-    if (it->frame_sent < WIO_FRAME_HDR_SIZE) {
+    if (it->frame_sent < it->wire_len) {
         iov[n_iov].iov_base = it->wire + it->frame_sent;
-        iov[n_iov++].iov_len = WIO_FRAME_HDR_SIZE - it->frame_sent;
+        iov[n_iov++].iov_len = it->wire_len - it->frame_sent;
     }
-    size_t body_done = it->frame_sent > WIO_FRAME_HDR_SIZE ? it->frame_sent - WIO_FRAME_HDR_SIZE : 0;
+    size_t body_done = it->frame_sent > it->wire_len ? it->frame_sent - it->wire_len : 0;
     if (body_done < it->frame_payload) {
         size_t base = it->chunk ? it->offset : 0;
         iov[n_iov].iov_base = (void *)(it->payload + base + body_done);
@@ -596,7 +596,7 @@ static int stream_flush(wio_stream *s)
         size_t left = (size_t)n;
         for (int i = 0; i < n_items; i++) {
             wio_send_item *it = items[i];
-            size_t need = WIO_FRAME_HDR_SIZE + it->frame_payload - it->frame_sent;
+            size_t need = it->wire_len + it->frame_payload - it->frame_sent;
             size_t take = left < need ? left : need;
             it->frame_sent += take;
             left -= take;
@@ -647,8 +647,8 @@ int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
     const wio_pipe_ops *pipe = s->kind->pipe;
     wio_send_item *it = &s->spill;
     h->seq = s->tx_seq;
-    wio_frame_encode(h, it->wire);
-    struct iovec iov[2] = {{it->wire, WIO_FRAME_HDR_SIZE}, {(void *)(uintptr_t)payload, (size_t)h->len}};
+    size_t hdr_len = wio_frame_encode(h, it->wire);
+    struct iovec iov[2] = {{it->wire, hdr_len}, {(void *)(uintptr_t)payload, (size_t)h->len}};
     ssize_t n;
     do
         n = pipe->sendv(s, iov, h->len ? 2 : 1);
@@ -660,7 +660,7 @@ int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
         return -1;
     }
     s->tx_seq++;
-    size_t sent = n < 0 ? 0 : (size_t)n, total = WIO_FRAME_HDR_SIZE + (size_t)h->len;
+    size_t sent = n < 0 ? 0 : (size_t)n, total = hdr_len + (size_t)h->len;
     if (sent < total) {
         memcpy(s->spill_payload, payload, (size_t)h->len);
         it->h = *h;
@@ -668,6 +668,7 @@ int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
         it->total = it->frame_payload = (size_t)h->len;
         it->chunk = it->offset = 0;
         it->frame_sent = sent;
+        it->wire_len = hdr_len;
         it->in_flight = 1;
         it->done = NULL;
         wio_list_insert_tail(&s->sendq, &it->link);
@@ -829,10 +830,11 @@ static size_t parse_bytes(wio_stream *s, const uint8_t *p, size_t n, int *gone)
     *gone = 0;
     for (;;) {
         if (s->rx_state == RX_HEADER) {
-            if (n - used < WIO_FRAME_HDR_SIZE)
+            size_t hdr_len = used < n ? wio_frame_hdr_len(p[used]) : WIO_FRAME_HDR_SIZE;
+            if (n - used < hdr_len)
                 return used;
-            used += WIO_FRAME_HDR_SIZE;
-            if (header_check(s, p + used - WIO_FRAME_HDR_SIZE)) {
+            used += hdr_len;
+            if (header_check(s, p + used - hdr_len)) {
                 *gone = 1;
                 return used;
             }
@@ -905,8 +907,8 @@ static void stream_read_in_place(wio_stream *s)
         }
         if (s->rend > s->rstart) {
             /* the rest of a header that began in the previous run */
-            size_t have = s->rend - s->rstart;
-            used = WIO_FRAME_HDR_SIZE - have < n ? WIO_FRAME_HDR_SIZE - have : n;
+            size_t have = s->rend - s->rstart, hdr_len = wio_frame_hdr_len(s->rbuf[s->rstart]);
+            used = hdr_len - have < n ? hdr_len - have : n;
             memcpy(s->rbuf + s->rend, p, used);
             s->rend += used;
             gone = parse_buffer(s);

@@ -43,6 +43,7 @@ struct wio_send_item {
     size_t offset;            /* chunked: bytes already put into frames */
     /* transport-private: the frame currently being written */
     uint8_t wire[WIO_FRAME_HDR_SIZE];
+    size_t wire_len;          /* of wire: the header's form (frame.h) */
     size_t frame_payload, frame_sent;
     int in_flight;
     /* called once: err 0 when fully written, else the error that dropped it */

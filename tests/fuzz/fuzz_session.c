@@ -12,7 +12,9 @@
  * Input: byte 0 selects what the harness repairs in each frame header, to get past the checks
  * it is not exploring: bit 0 the sequence number, bit 1 the payload length (at most what is
  * left of the input), bit 2 request ids (an id below 8 becomes the id of one of the posted
- * requests); magic and version are always right. Then frames: a 56-byte header, its payload.
+ * requests), bit 3 the form: a frame whose first input byte is odd goes as a short EAGER header
+ * (28 bytes of input); magic (or mark) and version are always right. Then frames: a header (56
+ * bytes of input), its payload.
  * The engine must close the connection or keep it; nothing may crash, leak or hang. */
 #include <errno.h>
 #include <stdio.h>
@@ -227,20 +229,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t frame[WIO_FRAME_HDR_SIZE];
         while (off + WIO_FRAME_HDR_SIZE <= size) {
             memcpy(frame, data + off, WIO_FRAME_HDR_SIZE);
-            off += WIO_FRAME_HDR_SIZE;
-            wio_put_le32(frame, WIO_FRAME_MAGIC);
-            frame[4] = WIO_PROTO_VERSION;
-            if (fix & 1)
-                wio_put_le32(frame + 8, seq);
+            uint64_t len;
+            size_t hdr_len;
+            if ((fix & 8) && (frame[0] & 1)) { /* a short EAGER header (frame.h) */
+                hdr_len = WIO_FRAME_SHORT_SIZE;
+                off += hdr_len;
+                frame[0] = WIO_FRAME_SHORT_MARK;
+                frame[1] = WIO_PROTO_VERSION;
+                if (fix & 1)
+                    wio_put_le32(frame + 4, seq);
+                len = wio_get_le16(frame + 2);
+                if ((fix & 2) && len > size - off)
+                    wio_put_le16(frame + 2, (uint16_t)(len = size - off));
+            } else {
+                hdr_len = WIO_FRAME_HDR_SIZE;
+                off += hdr_len;
+                wio_put_le32(frame, WIO_FRAME_MAGIC);
+                frame[4] = WIO_PROTO_VERSION;
+                if (fix & 1)
+                    wio_put_le32(frame + 8, seq);
+                len = wio_get_le64(frame + 32);
+                if ((fix & 2) && len > size - off)
+                    wio_put_le64(frame + 32, len = size - off);
+                uint64_t id = wio_get_le64(frame + 40);
+                if ((fix & 4) && id < 8 && nids > 0)
+                    wio_put_le64(frame + 40, ids[id % (uint64_t)nids]);
+            }
             seq++;
-            uint64_t len = wio_get_le64(frame + 32);
-            if ((fix & 2) && len > size - off)
-                wio_put_le64(frame + 32, len = size - off);
-            uint64_t id = wio_get_le64(frame + 40);
-            if ((fix & 4) && id < 8 && nids > 0)
-                wio_put_le64(frame + 40, ids[id % (uint64_t)nids]);
             size_t body = len < size - off ? (size_t)len : size - off;
-            if (send(sv[1], frame, sizeof frame, MSG_NOSIGNAL) != (ssize_t)sizeof frame)
+            if (send(sv[1], frame, hdr_len, MSG_NOSIGNAL) != (ssize_t)hdr_len)
                 break;
             size_t sent = 0;
             while (sent < body) {
