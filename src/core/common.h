@@ -56,6 +56,7 @@ typedef struct wio_config {
     char iface[256];
     char transports[64];
     size_t shm_ring;               /* bytes per direction of a shared-memory connection */
+    int shm_fenced;                /* WAITIO_SHM_FENCED: publish ring records with a barrier each */
     size_t eager_limit;            /* largest eager message we send and accept */
     size_t chunk_size;             /* rendezvous DATA chunk */
     size_t eager_credit;           /* unexpected eager bytes one peer may have here; 0 = auto */

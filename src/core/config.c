@@ -279,6 +279,7 @@ int wio_config_load(wio_config *c)
         (rc = env_double("WAITIO_HANDSHAKE_TIMEOUT", 0.1, 1e6, &c->handshake_timeout)) ||
         (rc = env_int("WAITIO_MAX_HANDSHAKES", 1, 1 << 20, &c->max_handshakes, NULL)) ||
         (rc = env_int("WAITIO_BIND_ALL", 0, 1, &c->bind_all, NULL)) ||
+        (rc = env_int("WAITIO_SHM_FENCED", 0, 1, &c->shm_fenced, NULL)) ||
         (rc = env_double("WAITIO_FINALIZE_TIMEOUT", 0, 1e6, &c->finalize_timeout)) ||
         (rc = env_double("WAITIO_PEER_TIMEOUT", 1, 1e6, &c->peer_timeout)) ||
 

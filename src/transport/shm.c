@@ -333,16 +333,24 @@ static int shm_poll(void *arg)
     return busy;
 }
 
-/* Announce that we sleep, so that writers ring the doorbell; then look once more. */
+/* Announce that we sleep, so that writers ring the doorbell; then look once more (after one
+ * barrier in the peers that publish without one: shm_ring.c, ring_ctl). */
 static int shm_prepare_sleep(void *arg, int *timeout_ms)
 {
     (void)timeout_ms;
     shm_tp *t = arg;
     size_t n = ring_snapshot(t);
-    int work = 0;
+    int fence = 0, work = 0;
     for (size_t i = 0; i < n; i++) {
         wio_stream *s = t->snap[i];
-        if (s->state != WIO_SS_CLOSED && wio_shm_prepare_sleep(((shm_conn *)s->pipe_state)->seg, s->want_out))
+        if (s->state != WIO_SS_CLOSED)
+            fence |= wio_shm_announce_sleep(((shm_conn *)s->pipe_state)->seg, s->want_out);
+    }
+    if (fence && wio_shm_fence_peers() != 0)
+        work = 1; /* cannot be sure a doorbell comes: poll instead of blocking */
+    for (size_t i = 0; i < n; i++) {
+        wio_stream *s = t->snap[i];
+        if (s->state != WIO_SS_CLOSED && wio_shm_sleep_check(((shm_conn *)s->pipe_state)->seg, s->want_out))
             work = 1;
     }
     return work;
@@ -386,7 +394,7 @@ static int shm_accepted(wio_stream *s)
     shm_conn *c = s->pipe_state;
     read_peer_credentials(s);
     char name[WIO_SHM_NAME_MAX];
-    if (wio_shm_create(c->tp->ring_size, &c->seg, name) != 0) {
+    if (wio_shm_create(c->tp->ring_size, c->tp->cfg->shm_fenced, &c->seg, name) != 0) {
         wio_info("connection %s: no shared memory (%s); staying on the local socket", s->desc,
                  waitio_error_message());
         wio_stream_send_handshake(s, WIO_FT_SHM_OFFER, 0, 0);
@@ -419,7 +427,7 @@ static int handle_offer(wio_stream *s, const wio_frame_hdr *h, const uint8_t *p)
     if (h->len < 6 || h->len > 4 + WIO_SHM_NAME_MAX || p[h->len - 1] != 0)
         return -1;
     size_t ring = wio_get_le32(p);
-    int rc = wio_shm_attach((const char *)p + 4, ring, &c->seg);
+    int rc = wio_shm_attach((const char *)p + 4, ring, c->tp->cfg->shm_fenced, &c->seg);
     if (rc == WAITIO_ERR_PROTO)
         return -1;
     if (rc)

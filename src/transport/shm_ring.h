@@ -13,15 +13,21 @@
 #define WIO_SHM_NAME_MAX 64
 #define WIO_SHM_RING_MIN (64u << 10)
 #define WIO_SHM_RING_MAX (256u << 20)
+/* Where records start: a multiple of this (a power of two from 8 to 64; shm_ring.c says why 64).
+ * A build-time choice, the same in every process of a job. */
+#ifndef WIO_SHM_REC_ALIGN
+#define WIO_SHM_REC_ALIGN 64u
+#endif
 
 typedef struct wio_shm_seg wio_shm_seg;
 
 /* Creates a new segment with rings of ring_size bytes (a power of two within the bounds);
  * name receives its name for the peer. The creator writes ring 0 and reads ring 1. */
-int wio_shm_create(size_t ring_size, wio_shm_seg **out, char name[WIO_SHM_NAME_MAX]);
+int wio_shm_create(size_t ring_size, int fenced, wio_shm_seg **out, char name[WIO_SHM_NAME_MAX]);
 /* Maps the peer's segment by name, checking that it is one of ours and has the announced ring
- * size; removes the name at once. The attacher writes ring 1 and reads ring 0. */
-int wio_shm_attach(const char *name, size_t ring_size, wio_shm_seg **out);
+ * size; removes the name at once. The attacher writes ring 1 and reads ring 0. `fenced`: publish
+ * with a barrier per record even where membarrier(2) would allow without (shm_ring.c). */
+int wio_shm_attach(const char *name, size_t ring_size, int fenced, wio_shm_seg **out);
 /* Removes the segment's name (the mapping stays); idempotent. */
 void wio_shm_unlink(wio_shm_seg *s);
 /* Unmaps (and unlinks if still named). */
@@ -38,9 +44,14 @@ const uint8_t *wio_shm_peek(wio_shm_seg *s, size_t *len, int *wake);
  * once all of it is). *wake is set when the writer waits for space and needs a doorbell. */
 void wio_shm_consume(wio_shm_seg *s, size_t n, int *wake);
 int wio_shm_readable(const wio_shm_seg *s);
-/* Before blocking: announce that we sleep (and, if want_space, that we wait for space in the
- * outgoing ring). Returns 1 if there is already something to do (do not block). */
-int wio_shm_prepare_sleep(wio_shm_seg *s, int want_space);
+/* Before blocking, in three steps over all segments: announce that we sleep (and, if want_space,
+ * that we wait for space in the outgoing ring) — returns 1 when a peer publishes without
+ * barriers, and then wio_shm_fence_peers must run (once for all segments) before the checks;
+ * wio_shm_sleep_check returns 1 if there is already something to do (do not block).
+ * wio_shm_fence_peers returns -1 if the barrier failed (then do not block either). */
+int wio_shm_announce_sleep(wio_shm_seg *s, int want_space);
+int wio_shm_fence_peers(void);
+int wio_shm_sleep_check(wio_shm_seg *s, int want_space);
 void wio_shm_end_sleep(wio_shm_seg *s);
 
 /* Removes segments left behind by this user's processes that no longer exist. */

@@ -4,7 +4,9 @@
  * through one direction — records of random sizes from 1 byte to more than the ring, so that
  * partial records, PAD records at the end of a lap and full rings all occur — while reading it
  * back in random pieces; every byte is checked, and a writer that finds the ring full must
- * find room once the reader has consumed everything. Then the reader must refuse control words
+ * find room once the reader has consumed everything — with the writer publishing with and without
+ * barriers. The doorbell handshake must tell a writer to ring a sleeping reader and a reader to
+ * ring a writer waiting for space. Then the reader must refuse control words
  * that no writer of ours writes (a corrupt or hostile segment).
  */
 #include <stdint.h>
@@ -49,18 +51,21 @@ static uint64_t drain(wio_shm_seg *r, uint64_t *rx, uint64_t budget)
 }
 
 /* A ring created by a writer and attached by a reader; 0 if either failed. */
-static int ring_pair(wio_shm_seg **w, wio_shm_seg **r)
+/* A ring created by a writer and attached by a reader; 0 if either failed. `fenced_writer`: the
+ * writer publishes with a barrier per record while the reader releases without (when this
+ * kernel has membarrier): the mixed case of two processes configured differently. */
+static int ring_pair(wio_shm_seg **w, wio_shm_seg **r, int fenced_writer)
 {
     char name[WIO_SHM_NAME_MAX];
-    CHECK(wio_shm_create(RING, w, name) == 0);
-    CHECK(*w && wio_shm_attach(name, RING, r) == 0);
+    CHECK(wio_shm_create(RING, fenced_writer, w, name) == 0);
+    CHECK(*w && wio_shm_attach(name, RING, 0, r) == 0);
     return *w && *r;
 }
 
-static void stream_test(void)
+static void stream_test(int fenced_writer)
 {
     wio_shm_seg *w = NULL, *r = NULL;
-    if (!ring_pair(&w, &r))
+    if (!ring_pair(&w, &r, fenced_writer))
         return;
     static uint8_t buf[3 * RING];
     uint64_t tx = 0, rx = 0, total = 64u << 20;
@@ -95,11 +100,48 @@ static void stream_test(void)
     wio_shm_destroy(w);
 }
 
+/* The doorbell handshake: a reader that announced its sleep is told to wait for nothing once a
+ * record is there, and the writer of that record is told to ring; a writer that waits for space
+ * is told to ring... by the reader that frees it. */
+static void sleep_test(int fenced_writer)
+{
+    wio_shm_seg *w = NULL, *r = NULL;
+    if (!ring_pair(&w, &r, fenced_writer))
+        return;
+    uint8_t msg[40];
+    memset(msg, 3, sizeof msg);
+    struct iovec iov = {msg, sizeof msg};
+    int wake, fence = wio_shm_announce_sleep(r, 0);
+    CHECK(!fence || wio_shm_fence_peers() == 0);
+    CHECK(wio_shm_sleep_check(r, 0) == 0);    /* nothing there: may block */
+    CHECK(wio_shm_writev(w, &iov, 1, &wake) == sizeof msg);
+    CHECK(wake == 1);                          /* the reader sleeps: ring */
+    CHECK(wio_shm_sleep_check(r, 0) == 1);
+    wio_shm_end_sleep(r);
+    CHECK(wio_shm_writev(w, &iov, 1, &wake) == sizeof msg);
+    CHECK(wake == 0);                          /* awake: no doorbell */
+    /* fill the ring, then wait for space */
+    size_t n;
+    while (wio_shm_writev(w, &iov, 1, &wake) == sizeof msg)
+        ;
+    fence = wio_shm_announce_sleep(w, 1);
+    CHECK(!fence || wio_shm_fence_peers() == 0);
+    CHECK(wio_shm_sleep_check(w, 1) == 0);
+    const uint8_t *p = wio_shm_peek(r, &n, &wake);
+    CHECK(p && n == sizeof msg && wake == 0);
+    wio_shm_consume(r, n, &wake);
+    CHECK(wake == 1);                          /* the writer waits for space: ring */
+    CHECK(wio_shm_sleep_check(w, 1) == 1);
+    wio_shm_end_sleep(w);
+    wio_shm_destroy(r);
+    wio_shm_destroy(w);
+}
+
 /* A control word must name its position and a length that fits before the end of the lap. */
 static void hostile_test(void)
 {
     wio_shm_seg *w = NULL, *r = NULL;
-    if (!ring_pair(&w, &r))
+    if (!ring_pair(&w, &r, 0))
         return;
     uint8_t msg[100];
     memset(msg, 7, sizeof msg);
@@ -113,23 +155,31 @@ static void hostile_test(void)
     uint64_t *word = (uint64_t *)(void *)(p - 8);
     uint64_t good = *word;
     wio_shm_consume(r, n, &wake);
-    /* the next record position: write a word with the wrong position tag */
-    uint64_t *next = (uint64_t *)(void *)(p - 8 + 128);
-    *next = good; /* the tag of position 0, not 128 */
+    /* the next record position (records start on multiples of WIO_SHM_REC_ALIGN, the word's tag
+     * is the position / WIO_SHM_REC_ALIGN): write a word with the wrong position tag */
+    uint64_t at = (8 + sizeof msg + WIO_SHM_REC_ALIGN - 1) & ~(uint64_t)(WIO_SHM_REC_ALIGN - 1);
+    uint64_t *next = (uint64_t *)(void *)(p - 8 + at);
+    *next = good; /* the tag of position 0, not `at` */
     CHECK(wio_shm_peek(r, &n, &wake) == NULL && n == (size_t)-1);
-    *next = (good & 0xffffffff00000000ull) + (1ull << 32) + RING; /* right tag, too long */
+    uint64_t tag_at = (good & 0xffffffff00000000ull) + ((at / WIO_SHM_REC_ALIGN) << 32);
+    *next = tag_at + RING; /* right tag, too long */
     CHECK(wio_shm_peek(r, &n, &wake) == NULL && n == (size_t)-1);
-    *next = (good & 0xffffffff00000000ull) + (1ull << 32); /* right tag, length 0 */
+    *next = tag_at; /* right tag, length 0 */
     CHECK(wio_shm_peek(r, &n, &wake) == NULL && n == (size_t)-1);
     *next = 0;
     CHECK(wio_shm_peek(r, &n, &wake) == NULL && n == 0);
+    *next = tag_at + 5; /* right tag and length: a record */
+    CHECK(wio_shm_peek(r, &n, &wake) != NULL && n == 5);
     wio_shm_destroy(r);
     wio_shm_destroy(w);
 }
 
 int main(void)
 {
-    stream_test();
+    stream_test(0);
+    stream_test(1);
+    sleep_test(0);
+    sleep_test(1);
     hostile_test();
     return check_report("shm_ring");
 }
