@@ -12,9 +12,9 @@
  * Input: byte 0 selects what the harness repairs in each frame header, to get past the checks
  * it is not exploring: bit 0 the sequence number, bit 1 the payload length (at most what is
  * left of the input), bit 2 request ids (an id below 8 becomes the id of one of the posted
- * requests), bit 3 the form: a frame whose first input byte is odd goes as a short EAGER header
- * (28 bytes of input); magic (or mark) and version are always right. Then frames: a header (56
- * bytes of input), its payload.
+ * requests), bit 3 the form: a frame whose first input byte is the short header's mark goes as a
+ * short EAGER header; magic (or mark) and version are always right. Then frames: a header (56
+ * bytes of input, 28 for a short one; a frame starts while 56 are left), its payload.
  * The engine must close the connection or keep it; nothing may crash, leak or hang. */
 #include <errno.h>
 #include <stdio.h>
@@ -231,7 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcpy(frame, data + off, WIO_FRAME_HDR_SIZE);
             uint64_t len;
             size_t hdr_len;
-            if ((fix & 8) && (frame[0] & 1)) { /* a short EAGER header (frame.h) */
+            if ((fix & 8) && frame[0] == WIO_FRAME_SHORT_MARK) { /* a short EAGER header (frame.h) */
                 hdr_len = WIO_FRAME_SHORT_SIZE;
                 off += hdr_len;
                 frame[0] = WIO_FRAME_SHORT_MARK;

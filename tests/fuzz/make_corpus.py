@@ -6,7 +6,12 @@ here = os.path.dirname(os.path.abspath(__file__))
 
 
 def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, aux=0):
-    return struct.pack("<IBBHIIIIQQQQ", 0x4F495457, 2, ftype, flags, seq, credit, gid, src, tag, length, id_, aux)
+    return struct.pack("<IBBHIIIIQQQQ", 0x4F495457, 3, ftype, flags, seq, credit, gid, src, tag, length, id_, aux)
+
+
+def short(length, seq=0, credit=0, gid=0, src=0, tag=0):
+    """The short EAGER header (protocol 3, 28 bytes)."""
+    return struct.pack("<BBHIIIIQ", 0xA7, 3, length, seq, credit, gid, src, tag)
 
 
 def entry(port, ip=(127, 0, 0, 1), flags=0, transports=3, token=0x5678):
@@ -23,6 +28,8 @@ def put(kind, name, data):
 
 for t, n in [(4, 100), (5, 0), (6, 0), (7, 65536), (8, 0), (9, 0), (10, 56), (11, 48), (12, 20), (16, 0)]:
     put("frame", f"type{t}", hdr(t, n, seq=3))
+# the decoder reads at most 56 bytes: a short header followed by what a payload could be
+put("frame", "short-eager", short(8, seq=3, credit=4096, gid=5, src=1, tag=7) + bytes(28))
 hello = os.urandom(32) + struct.pack("<IIII", 1, 3, 65536, 1 << 20)
 put("handshake", "hello", hdr(1, len(hello)) + hello)
 put("handshake", "hello-then-garbage", hdr(1, len(hello)) + hello + hdr(3, 32, seq=1) + bytes(32) + b"x" * 40)
@@ -54,3 +61,8 @@ put("session", "all-kinds", b"\x07" + b"".join(msgs))
 for i, m in enumerate(msgs):
     put("session", f"one-{i}", b"\x07" + m)
 put("session", "raw", b"\x00" + hdr(4, 10, seq=2, gid=3, src=1) + b"0123456789")
+# short EAGER headers (bit 3: a frame whose first byte is the mark 0xa7 goes short; the harness
+# starts a frame only while 56 input bytes are left): matched, empty, unexpected, then a full frame
+put("session", "short-eager", b"\x0b" + short(16, gid=3, src=1, tag=1) + b"s" * 16 +
+    short(0, gid=3, src=1, tag=3) + short(300, gid=3, src=1, tag=11) + b"t" * 300 +
+    hdr(8, 0, credit=4096) + bytes(56))

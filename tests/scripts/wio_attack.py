@@ -1,6 +1,7 @@
 """Attack clients of the security tests (tests/scripts/sec_*.sh): each speaks as much of the
-WaitIO wire protocol (docs/protocol.md) as its attack needs, in protocol version 2 or, to show an
-attack against a build of the old protocol, version 1 (--proto 1; waitio-info prints a build's
+WaitIO wire protocol (docs/protocol.md) as its attack needs, in protocol version 3 (or 2: the
+same handshake and table; 3 adds the short EAGER header, which Conn.recv reads) or, to show
+an attack against a build of the old protocol, version 1 (--proto 1; waitio-info prints a build's
 version). Subcommands:
 
   hello-storm   keyless HELLOs claiming every process id, at every given port, for S seconds
@@ -24,6 +25,8 @@ import time
 
 MAGIC = 0x4F495457
 HDR = struct.Struct("<IBBHIIIIQQQQ")  # magic, version, type, flags, seq, credit, gid, src, tag, len, id, aux
+SHORT = struct.Struct("<BBHIIIIQ")  # the short EAGER header (protocol 3): mark, version, len, seq, credit, gid, src, tag
+SHORT_MARK = 0xA7
 HELLO, HELLO_ACK, AUTH, EAGER, RTS, CTS, DATA, CREDIT, BYE = 1, 2, 3, 4, 5, 6, 7, 8, 9
 REGISTER, TABLE, ERROR, IDLE_CLOSE, SHM_OFFER, SHM_READY, ACCEPT = 10, 11, 12, 13, 14, 15, 16
 FF_REJECT, FF_TRUNC, FF_NACK, FF_SHM, FF_CMA = 0x1, 0x2, 0x10, 0x20, 0x40
@@ -31,7 +34,7 @@ ID_BOOT = 0xFFFFFFFF
 TP_TCP, TP_SHM = 0x1, 0x2  # transports of a table entry
 
 
-def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, aux=0, proto=2):
+def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, aux=0, proto=3):
     return HDR.pack(MAGIC, proto, ftype, flags, seq, credit, gid, src, tag, length, id_, aux)
 
 
@@ -78,8 +81,13 @@ class Conn:
         return out
 
     def recv(self):
-        f = HDR.unpack(self.recv_exact(HDR.size))
-        (_magic, _ver, ftype, flags, seq, _credit, _gid, _src, _tag, length, id_, aux) = f
+        first = self.recv_exact(1)
+        if first[0] == SHORT_MARK:
+            (_mark, _ver, length, seq, _credit, _gid, _src, _tag) = SHORT.unpack(first + self.recv_exact(SHORT.size - 1))
+            ftype, flags, id_, aux = EAGER, 0, 0, 0
+        else:
+            f = HDR.unpack(first + self.recv_exact(HDR.size - 1))
+            (_magic, _ver, ftype, flags, seq, _credit, _gid, _src, _tag, length, id_, aux) = f
         if seq != self.rx:
             raise ConnectionError(f"sequence {seq}, expected {self.rx}")
         self.rx += 1
@@ -130,12 +138,12 @@ class Conn:
         return claim
 
     def cma_token(self):
-        """The connection's single-copy probe token (protocol 2): both ends derive it."""
+        """The connection's single-copy probe token (protocol 2 and later): both ends derive it."""
         return struct.unpack("<Q", mac(self.key, b"wio-cma\0", self.transcript)[:8])[0]
 
 
 def entry(port, ip="127.0.0.1", hid=0, transports=TP_TCP, token=0):
-    """A table entry (protocol 2, 40 bytes): family, flags, port, address, host id, transports,
+    """A table entry (protocol 2 and later, 40 bytes): family, flags, port, address, host id, transports,
     shm token (src/boot/boot.c)."""
     return struct.pack("<BBH16sQB3xQ", 4, 0, port, socket.inet_aton(ip) + bytes(12), hid,
                        transports, token)
@@ -323,7 +331,7 @@ def forge_cma(a):
     lsn.listen(4)
     port = lsn.getsockname()[1]
     token = struct.unpack("<Q", os.urandom(8))[0] | 1
-    local, path = shm_listener(token) if a.proto == 2 else (None, None)
+    local, path = shm_listener(token) if a.proto >= 2 else (None, None)
     transports = TP_TCP | (TP_SHM if local else 0)
     # register with the master: npb 2, PB 1, rank 0 of 1
     m = Conn(socket.create_connection(("127.0.0.1", a.master_port), timeout=10), key, a.proto)
@@ -350,7 +358,7 @@ def forge_cma(a):
     if over == "shm":
         c.send(SHM_OFFER)  # no segment: the frames stay on the local socket
     print(f"process {victim} connected over {over}; authenticated", flush=True)
-    token = c.cma_token() if a.proto == 2 else 0x5EC0DE5EC0DE5EC0
+    token = c.cma_token() if a.proto >= 2 else 0x5EC0DE5EC0DE5EC0
     probe.raw = struct.pack("<Q", token) + bytes(8)
     paddr = ctypes.addressof(probe)
 
@@ -395,7 +403,7 @@ def forge_cma(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--proto", type=int, default=2, choices=(1, 2))
+    ap.add_argument("--proto", type=int, default=3, choices=(1, 2, 3))
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("hello-storm")
     p.add_argument("--ids", type=int, required=True)
