@@ -15,6 +15,10 @@ runs=${4:-3}
 out=$build/bench
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's top session directory (TMPDIR/ompi.<node>.<uid>) is removed by the last job to end
+# while another may be creating its own in it ("mkdir ... File exists", orte_init fails: seen
+# with two mpiruns started together). A subdirectory of ours keeps it from ever being empty.
+mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 # The PBs share the cores: let Open MPI yield while it waits (every mode alike), or its spinning
 # starves the WaitIO heads (see docs/tuning.md, "Oversubscribed nodes")
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}

@@ -42,6 +42,9 @@ mpicc.mpich "${cflags[@]}" "$here/analysis.c" "$here/coupling.c" -o "$out/analys
 # Open MPI refuses root without these; 5 ranks (+ 2 launchers) share the cores, so Open MPI
 # must yield while it waits or it starves the other PB (docs/tuning.md, "Oversubscribed nodes").
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's top session directory is removed by the last job to end while another may be
+# creating its own in it (two mpiruns started together: "mkdir ... File exists"): keep it non-empty
+mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
 
 echo "== running: waitiorun -- mpirun.openmpi -np 2 sim : -- mpirun.mpich -np 3 analysis"

@@ -13,6 +13,9 @@ build=$(cd "${1:-$root/build}" && pwd)
 out=$build/examples/heat
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's top session directory is removed by the last job to end while another may be
+# creating its own in it (two mpiruns started together: "mkdir ... File exists"): keep it non-empty
+mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 inc="-I$root/include"
 lib="-L$build/src -Wl,-rpath,$build/src -lwaitio"
 ad="-L$build/adapters -Wl,-rpath,$build/adapters -Wl,--no-as-needed"

@@ -11,6 +11,9 @@ steps=${2:-40}
 out=$build/examples/ml
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's top session directory is removed by the last job to end while another may be
+# creating its own in it (two mpiruns started together: "mkdir ... File exists"): keep it non-empty
+mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 python3 -c "import waitio, numpy" 2>/dev/null || { echo "run.sh: install the binding first: pip install $root" >&2; exit 1; }
 san=""
 if grep -q "^WAITIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then

@@ -37,6 +37,10 @@ T_SHOWN=()               # names whose output was already printed
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Open MPI's top session directory (TMPDIR/ompi.<node>.<uid>) is removed by the last job to end
+# while another may be creating its own in it ("mkdir ... File exists", orte_init fails: seen
+# with two mpiruns started together). A subdirectory of ours keeps it from ever being empty.
+mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 # nothing from the caller's environment may leak into an instance
 unset WAITIO_PBID WAITIO_NPB WAITIO_MASTER_HOST WAITIO_MASTER_PORT WAITIO_KEY WAITIO_KEY_FILE \
       WAITIO_RENDEZVOUS WAITIO_PB_RANK WAITIO_PB_SIZE WAITIO_TRANSPORTS WAITIO_LOG
