@@ -358,9 +358,32 @@ static double pingpong_size(channel *c, int leader, const measure_opts *o, int s
     return half;
 }
 
+/* Before the first size: 0.2 s of 1-byte round trips, the same for every library and transport.
+ * The kernel may start two spinning processes on one core and take a few milliseconds to move one
+ * away: an unpinned pair (WaitIO under waitiorun, the raw loops) then measured its first size
+ * 3-10x slow now and then, while MPI launchers, which pin ranks, never showed it. The leader says
+ * when to stop in the message itself. */
+#define SETTLE_SECONDS 0.2
+static void settle(channel *c, int leader)
+{
+    uint8_t go = 1;
+    double t0 = now();
+    while (go) {
+        if (leader) {
+            go = now() - t0 < SETTLE_SECONDS;
+            ch_send(c, &go, 1, TAG_PING);
+            ch_recv(c, &go, 1, TAG_PONG);
+        } else {
+            ch_recv(c, &go, 1, TAG_PING);
+            ch_send(c, &go, 1, TAG_PONG);
+        }
+    }
+}
+
 static void pingpong(channel *c, int leader, const measure_opts *o, const char *name)
 {
     uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1]);
+    settle(c, leader);
     if (leader)
         print_header(o, name, 1);
     for (int s = 0; s < o->nsizes; s++) {
@@ -403,6 +426,7 @@ static void stream(channel *c, int leader, const measure_opts *o, const char *na
     int w = o->window;
     uint8_t *buf = xmalloc(o->sizes[o->nsizes - 1] * (size_t)w);
     ch_open_window(c, w);
+    settle(c, leader);
     if (leader)
         print_header(o, name, 0);
     for (int s = 0; s < o->nsizes; s++) {

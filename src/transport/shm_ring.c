@@ -291,8 +291,8 @@ static _Atomic uint64_t *rec_ctl(uint8_t *data, size_t mask, uint64_t pos)
 }
 
 /* Publishes a record: its control word at pos, then a look at the reader's sleeping flag. Dekker
- * with wio_shm_prepare_sleep: either the reader sees the record, or we see that it sleeps and ring
- * its doorbell. Light: a plain store, the barrier comes from the reader's membarrier (ring_ctl);
+ * with wio_shm_announce_sleep + wio_shm_sleep_check: either the reader sees the record, or we see
+ * that it sleeps and ring its doorbell. Light: a plain store, the barrier comes from the reader's membarrier (ring_ctl);
  * else an exchange, the cheapest full barrier on x86. */
 static void rec_publish(wio_shm_seg *s, uint64_t pos, uint64_t word, int *wake)
 {
@@ -422,8 +422,8 @@ static int rec_examine(const wio_shm_seg *s, uint64_t pos, uint32_t *len)
     return 1;
 }
 
-/* The record is read: move on and let the writer have the space (Dekker with
- * wio_shm_prepare_sleep's want_space; light as in rec_publish). */
+/* The record is read: move on and let the writer have the space (Dekker with the want_space of
+ * wio_shm_announce_sleep + wio_shm_sleep_check; light as in rec_publish). */
 static void rec_release(wio_shm_seg *s, uint64_t next, int *wake)
 {
     ring_ctl *r = &s->hdr->ring[s->rx];
