@@ -5,31 +5,33 @@
 
 static int frame_fits_short(const wio_frame_hdr *h)
 {
-    return h->type == WIO_FT_EAGER && h->flags == 0 && h->id == 0 && h->aux == 0 && h->len <= WIO_FRAME_SHORT_MAX;
+    return h->type == WIO_FT_EAGER && h->flags == 0 && h->id == 0 && h->aux == 0 && h->len <= WIO_FRAME_SHORT_MAX &&
+           h->tag <= UINT32_MAX;
 }
 
-/* The short EAGER header: mark, version, le16 len, le32 seq, credit, gid, src, le64 tag. */
+/* The short EAGER header: mark (which is also the protocol version's), a reserved zero byte,
+ * le16 len, le32 seq, credit, gid, src, tag. */
 static void frame_encode_short(const wio_frame_hdr *h, uint8_t *out)
 {
     out[0] = WIO_FRAME_SHORT_MARK;
-    out[1] = WIO_PROTO_VERSION;
+    out[1] = 0;
     wio_put_le16(out + 2, (uint16_t)h->len);
     wio_put_le32(out + 4, h->seq);
     wio_put_le32(out + 8, h->credit);
     wio_put_le32(out + 12, h->gid);
     wio_put_le32(out + 16, h->src);
-    wio_put_le64(out + 20, h->tag);
+    wio_put_le32(out + 20, (uint32_t)h->tag);
 }
 
 static int frame_decode_short(const uint8_t *in, wio_frame_hdr *h, const char **why)
 {
-    if (in[1] != WIO_PROTO_VERSION) {
-        *why = "unsupported protocol version";
+    if (in[1] != 0) {
+        *why = "nonzero reserved byte in a short header";
         return -1;
     }
     *h = (wio_frame_hdr){.type = WIO_FT_EAGER, .len = wio_get_le16(in + 2), .seq = wio_get_le32(in + 4),
                          .credit = wio_get_le32(in + 8), .gid = wio_get_le32(in + 12),
-                         .src = wio_get_le32(in + 16), .tag = wio_get_le64(in + 20)};
+                         .src = wio_get_le32(in + 16), .tag = wio_get_le32(in + 20)};
     return 0;
 }
 

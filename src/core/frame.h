@@ -3,10 +3,10 @@
  *
  * Every message on a stream transport is a little-endian header followed by `len` payload
  * bytes. The header has one of two forms, told apart by its first byte: the full 56-byte one
- * (magic "WTIO", any frame), and the 28-byte short one (WIO_FRAME_SHORT_MARK) that the encoder
- * picks by itself for every EAGER frame without flags, id or aux and of at most 65535 payload
- * bytes: the message path's common frame, so that a small message and its header fit in one
- * cache line of a shared-memory ring. The decoder validates magic, version, type and the
+ * (magic "WTIO", any frame), and the 24-byte short one (WIO_FRAME_SHORT_MARK) that the encoder
+ * picks by itself for every EAGER frame without flags, id or aux, with a tag below 2^32 and of
+ * at most 65535 payload bytes: the message path's common frame, so that a message of up to 32
+ * bytes and its header fit in one cache line of a shared-memory ring. The decoder validates magic, version, type and the
  * per-type payload bound before anything else looks at the header.
  */
 #ifndef WIO_FRAME_H
@@ -19,8 +19,8 @@
 /* 2: authentication before the owner sees a connection (ACCEPT); 3: the short EAGER header */
 #define WIO_PROTO_VERSION 3
 #define WIO_FRAME_HDR_SIZE 56   /* the full header, and the most any header takes */
-#define WIO_FRAME_SHORT_SIZE 28 /* the short EAGER header */
-#define WIO_FRAME_SHORT_MARK 0xa7u /* its first byte; the full header's is 'W' */
+#define WIO_FRAME_SHORT_SIZE 24 /* the short EAGER header */
+#define WIO_FRAME_SHORT_MARK 0xa7u /* its first byte (protocol 3's); the full header's is 'W' */
 #define WIO_FRAME_SHORT_MAX 65535u /* the largest payload a short header describes */
 
 enum wio_frame_type {
@@ -91,7 +91,7 @@ static inline int wio_frame_is_handshake(unsigned type)
     return type <= 3 /* HELLO, HELLO_ACK, AUTH */ || (type >= WIO_FT_SHM_OFFER && type <= WIO_FT_ACCEPT);
 }
 
-/* Encodes h in the shortest form that carries it; returns the header's length (28 or 56). */
+/* Encodes h in the shortest form that carries it; returns the header's length (24 or 56). */
 size_t wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
 /* The length of the header whose first byte is `first` (what a parser must hold to decode it). */
 static inline size_t wio_frame_hdr_len(uint8_t first)

@@ -40,7 +40,7 @@
  * line): an 8-byte control word, then `len` bytes of the connection's byte stream. The control
  * word is written last (the record is published by it) and names the record's position, so a
  * reader polls the very line that holds the frame header and a small payload: a small message
- * (the short EAGER header, 28 bytes, and up to 28 payload bytes) is one cache-line transfer,
+ * (the short EAGER header, 24 bytes, and up to 32 payload bytes) is one cache-line transfer,
  * where a separate head index costs a second, dependent one. Before it publishes a record, the
  * writer clears the word where the next record will start (bytes of an older lap's payload may
  * lie there), so the word a reader polls is zero until that record is published; the writer

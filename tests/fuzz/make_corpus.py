@@ -10,8 +10,8 @@ def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, a
 
 
 def short(length, seq=0, credit=0, gid=0, src=0, tag=0):
-    """The short EAGER header (protocol 3, 28 bytes)."""
-    return struct.pack("<BBHIIIIQ", 0xA7, 3, length, seq, credit, gid, src, tag)
+    """The short EAGER header (protocol 3, 24 bytes)."""
+    return struct.pack("<BBHIIIII", 0xA7, 0, length, seq, credit, gid, src, tag)
 
 
 def entry(port, ip=(127, 0, 0, 1), flags=0, transports=3, token=0x5678):
@@ -29,7 +29,7 @@ def put(kind, name, data):
 for t, n in [(4, 100), (5, 0), (6, 0), (7, 65536), (8, 0), (9, 0), (10, 56), (11, 48), (12, 20), (16, 0)]:
     put("frame", f"type{t}", hdr(t, n, seq=3))
 # the decoder reads at most 56 bytes: a short header followed by what a payload could be
-put("frame", "short-eager", short(8, seq=3, credit=4096, gid=5, src=1, tag=7) + bytes(28))
+put("frame", "short-eager", short(8, seq=3, credit=4096, gid=5, src=1, tag=7) + bytes(32))
 hello = os.urandom(32) + struct.pack("<IIII", 1, 3, 65536, 1 << 20)
 put("handshake", "hello", hdr(1, len(hello)) + hello)
 put("handshake", "hello-then-garbage", hdr(1, len(hello)) + hello + hdr(3, 32, seq=1) + bytes(32) + b"x" * 40)

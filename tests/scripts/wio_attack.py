@@ -25,7 +25,7 @@ import time
 
 MAGIC = 0x4F495457
 HDR = struct.Struct("<IBBHIIIIQQQQ")  # magic, version, type, flags, seq, credit, gid, src, tag, len, id, aux
-SHORT = struct.Struct("<BBHIIIIQ")  # the short EAGER header (protocol 3): mark, version, len, seq, credit, gid, src, tag
+SHORT = struct.Struct("<BBHIIIII")  # the short EAGER header (protocol 3): mark, 0, len, seq, credit, gid, src, tag
 SHORT_MARK = 0xA7
 HELLO, HELLO_ACK, AUTH, EAGER, RTS, CTS, DATA, CREDIT, BYE = 1, 2, 3, 4, 5, 6, 7, 8, 9
 REGISTER, TABLE, ERROR, IDLE_CLOSE, SHM_OFFER, SHM_READY, ACCEPT = 10, 11, 12, 13, 14, 15, 16

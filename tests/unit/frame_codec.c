@@ -24,36 +24,37 @@ static void test_roundtrip(void)
     CHECK(d.id == h.id && d.aux == h.aux);
 }
 
-/* An EAGER frame without flags, id or aux and of at most 65535 bytes takes the 28-byte form;
- * anything else the full one. */
+/* An EAGER frame without flags, id or aux, with a tag below 2^32 and of at most 65535 bytes takes
+ * the 24-byte form; anything else the full one. */
 static void test_short_form(void)
 {
     wio_frame_hdr h = {.type = WIO_FT_EAGER, .seq = 0x01020304, .credit = 4096, .gid = 0xa0b0c0d0,
-                       .src = 3, .tag = 0x8877665544332211ull, .len = WIO_FRAME_SHORT_MAX};
+                       .src = 3, .tag = 0x88776655u, .len = WIO_FRAME_SHORT_MAX};
     uint8_t wire[WIO_FRAME_HDR_SIZE];
     CHECK(wio_frame_encode(&h, wire) == WIO_FRAME_SHORT_SIZE);
-    CHECK(wire[0] == WIO_FRAME_SHORT_MARK && wire[1] == WIO_PROTO_VERSION);
+    CHECK(wire[0] == WIO_FRAME_SHORT_MARK && wire[1] == 0);
     CHECK(wio_frame_hdr_len(wire[0]) == WIO_FRAME_SHORT_SIZE);
-    CHECK(wire[2] == 0xff && wire[3] == 0xff && wire[4] == 0x04 && wire[20] == 0x11 && wire[27] == 0x88);
+    CHECK(wire[2] == 0xff && wire[3] == 0xff && wire[4] == 0x04 && wire[20] == 0x55 && wire[23] == 0x88);
     wio_frame_hdr d;
     const char *why = NULL;
     CHECK(wio_frame_decode(wire, &d, &why) == 0);
     CHECK(d.type == WIO_FT_EAGER && d.flags == 0 && d.seq == h.seq && d.credit == h.credit);
     CHECK(d.gid == h.gid && d.src == h.src && d.tag == h.tag && d.len == h.len && d.id == 0 && d.aux == 0);
-    wire[1] = WIO_PROTO_VERSION + 1;
+    wire[1] = 1;
     CHECK(wio_frame_decode(wire, &d, &why) != 0 && why);
-    /* one field the short form lacks, or a longer payload: the full form */
-    wio_frame_hdr full[] = {h, h, h, h, h};
+    /* one field the short form lacks, or one too large for it: the full form */
+    wio_frame_hdr full[] = {h, h, h, h, h, h};
     full[0].len = WIO_FRAME_SHORT_MAX + 1;
     full[1].flags = WIO_FF_CMA;
     full[2].id = 1;
     full[3].aux = 1;
     full[4].type = WIO_FT_DATA;
+    full[5].tag = (uint64_t)UINT32_MAX + 1;
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
         CHECK(wio_frame_encode(&full[i], wire) == WIO_FRAME_HDR_SIZE);
         CHECK(wire[0] == 'W' && wio_frame_hdr_len(wire[0]) == WIO_FRAME_HDR_SIZE);
         CHECK(wio_frame_decode(wire, &d, &why) == 0 && d.len == full[i].len && d.flags == full[i].flags &&
-              d.id == full[i].id && d.aux == full[i].aux && d.type == full[i].type);
+              d.id == full[i].id && d.aux == full[i].aux && d.type == full[i].type && d.tag == full[i].tag);
     }
 }
 
