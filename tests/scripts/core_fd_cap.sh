@@ -21,7 +21,15 @@ done
 status=0
 pbs_wait >"$PBS_DIR/all.log" 2>&1 || status=1
 grep -h "core_alltoall" "$PBS_DIR"/pb* | sort | head -40
-[ $status = 0 ] || { echo "FAIL: a process failed"; grep -h "FAIL\|core_alltoall:" "$PBS_DIR"/pb* | head; exit 1; }
+if [ $status != 0 ]; then
+  # the processes that failed first are the ones that did not just lose a peer that had failed
+  echo "FAIL: a process failed; the failed processes' last lines, those that did not only lose a peer first:"
+  for f in $(grep -L "rounds with 32 peers ok" "$PBS_DIR"/pb*); do
+    grep -q "connection to the peer lost" "$f" || { echo "== ${f##*/}"; tail -8 "$f"; }
+  done | head -60
+  for f in $(grep -L "rounds with 32 peers ok" "$PBS_DIR"/pb* | head -4); do echo "== ${f##*/}"; tail -4 "$f"; done
+  exit 1
+fi
 ok=$(cat "$PBS_DIR"/pb* | grep -c "rounds with 32 peers ok")
 [ "$ok" = 33 ] || { echo "FAIL: $ok of 33 processes reported success"; exit 1; }
 echo "peak descriptors per process: $(cat "$PBS_DIR"/pb* | sed -n 's/.*at most \([0-9]*\) descriptors.*/\1/p' | sort -n | uniq -c | tr '\n' ' ')"
