@@ -1287,7 +1287,7 @@ int wio_engine_progress(wio_engine *e, int timeout_ms)
 }
 
 /* The connection a wait may spin on directly: the open main link to process peer_id, if its
- * transport can be looked at outside the poller (conn_poll: tcp). */
+ * transport can be looked at outside the poller (conn_poll: tcp's socket, shm's ring). */
 static wio_link *hot_link(wio_engine *e, uint32_t peer_id)
 {
     wio_peer *p = peer_id < e->nprocs_total && e->peers ? e->peers[peer_id] : NULL;
