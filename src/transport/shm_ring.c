@@ -107,14 +107,17 @@ struct wio_shm_seg {
 };
 
 /* 1 when this process is registered for MEMBARRIER_CMD_GLOBAL_EXPEDITED (and may thus publish
- * without barriers), -1 when it cannot be, 0 not yet tried. */
+ * without barriers), -1 when it cannot be, 0 not yet tried; light_pid: the process that tried
+ * (a forked child does not inherit the registration, which belongs to the address space). */
 static _Atomic int light_state;
+static _Atomic pid_t light_pid;
 
 static int light_register(void)
 {
     int st = atomic_load(&light_state);
-    if (st != 0)
+    if (st != 0 && atomic_load(&light_pid) == getpid())
         return st > 0;
+    atomic_store(&light_pid, getpid());
     long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     int ok = cmds >= 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
              (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
