@@ -154,19 +154,14 @@ static int handle_auth(wio_stream *s, const wio_frame_hdr *h)
             return s->state == WIO_SS_CLOSED;
         wio_stream_open(s);
         return s->state == WIO_SS_CLOSED;
-    case WIO_TP_DUPLICATE:
-        /* we still hold a connection with this peer that it has given up (a simultaneous-connect
-         * loser, or one closed for the connection cap whose close we have not seen yet): not a
-         * refusal of the peer — like a lost race, the connector waits for ours and connects again
-         * if it never comes, by when our stale one has closed (it failed the peer before: seen
-         * under the connection cap with 33 processes over files) */
-        wio_info("connection %s: process %u is still connected here (connect race); telling it to retry",
-                 s->desc, (unsigned)s->peer_id);
-        /* fall through */
     case WIO_TP_REJECT: /* our own connection wins; closed once ACCEPT(REJECT) is written */
         s->state = WIO_SS_REJECTING;
         wio_stream_send_handshake(s, WIO_FT_ACCEPT, WIO_FF_REJECT, 0);
         return s->state == WIO_SS_CLOSED;
+    case WIO_TP_DUPLICATE: /* usually a simultaneous-connect loser that raced its own close */
+        wio_info("refusing connection %s: process %u is already connected (connect race)", s->desc,
+                 (unsigned)s->peer_id);
+        break;
     default:
         wio_warn("refusing connection %s: process %u is not a peer this process can accept now",
                  s->desc, (unsigned)s->peer_id);
