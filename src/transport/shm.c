@@ -308,28 +308,35 @@ static size_t ring_snapshot(shm_tp *t)
     return n;
 }
 
+/* One ring connection: reads what its ring holds and writes what waited for ring space.
+ * Returns the progress made: 1 for data read, 1 for everything queued written (a ring that is
+ * still full does not count, or a sender stuck on a dead reader would spin without ever looking
+ * at the socket that reports the death). */
+static int ring_conn_poll(wio_stream *s)
+{
+    int busy = 0;
+    if (s->state == WIO_SS_CLOSED)
+        return 0;
+    if (wio_shm_readable(((shm_conn *)s->pipe_state)->seg)) {
+        busy++;
+        wio_stream_read(s);
+    }
+    if (s->state != WIO_SS_CLOSED && s->want_out) {
+        wio_stream_writable(s);
+        busy += s->state != WIO_SS_CLOSED && !s->want_out;
+    }
+    return busy;
+}
+
 /* Reads every ring that has data and writes what waited for ring space. Returns how many
- * connections made progress (a ring that is still full does not count, or a sender stuck on a
- * dead reader would spin without ever looking at the socket that reports the death). */
+ * connections made progress. */
 static int shm_poll(void *arg)
 {
     shm_tp *t = arg;
     size_t n = ring_snapshot(t);
     int busy = 0;
-    for (size_t i = 0; i < n; i++) {
-        wio_stream *s = t->snap[i];
-        if (s->state == WIO_SS_CLOSED)
-            continue;
-        shm_conn *c = s->pipe_state;
-        if (wio_shm_readable(c->seg)) {
-            busy++;
-            wio_stream_read(s);
-        }
-        if (s->state != WIO_SS_CLOSED && s->want_out) {
-            wio_stream_writable(s);
-            busy += s->state != WIO_SS_CLOSED && !s->want_out; /* all written; a full ring is not progress */
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        busy += ring_conn_poll(t->snap[i]);
     return busy;
 }
 
@@ -742,12 +749,7 @@ static void shm_conn_poll(void *conn)
         wio_stream_poll(s);
         return;
     }
-    if (s->state == WIO_SS_CLOSED)
-        return;
-    if (wio_shm_readable(c->seg))
-        wio_stream_read(s);
-    if (s->state != WIO_SS_CLOSED && s->want_out)
-        wio_stream_writable(s);
+    (void)ring_conn_poll(s);
 }
 static int shm_conn_idle(const void *conn) { return wio_stream_idle(conn); }
 static void shm_conn_shutdown(void *conn) { wio_stream_shutdown(conn); }

@@ -173,7 +173,8 @@ typedef struct wio_transport_ops {
     int (*conn_idle)(const void *conn);      /* nothing queued to send */
     /* Optional: looks at the connection now, outside the poller — reads what has arrived and
      * writes what waits — so that a wait for this very peer can spin on it without a system
-     * call for the poller (tcp: a recv instead of an epoll_wait and then the recv). */
+     * call for the poller (tcp: a recv instead of an epoll_wait and then the recv; shm: its ring
+     * only, not every ring). */
     void (*conn_poll)(void *conn);
     /* After the last frame (BYE, IDLE_CLOSE ACK) is written: half-close; closed follows when
      * the peer closes too. */
