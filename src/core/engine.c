@@ -520,15 +520,21 @@ static void ack_done(wio_send_item *it, int err)
         link_shutdown(&p->main);
 }
 
-/* The old connection is gone: queued traffic reconnects. */
-static void idle_close_finished(wio_engine *e, wio_peer *p)
+static void mark_idle_closed(wio_peer *p)
 {
     WIO_ASSERT(p->state == WIO_PEER_IDLE_CLOSING);
     p->state = WIO_PEER_IDLE;
     p->idle_closed = 1;
     p->idle_closed_at = wio_now();
+    p->idle_close_heard = 0;
     p->connect_retry_at = 0;
     wio_debug("idle connection to process %u closed", (unsigned)p->id);
+}
+
+/* The old connection is gone: queued traffic reconnects. */
+static void idle_close_finished(wio_engine *e, wio_peer *p)
+{
+    mark_idle_closed(p);
     if (!wio_list_empty(&p->pending))
         peer_connect(e, p);
 }
@@ -567,8 +573,12 @@ static int idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
             reopen_after_nack(e, p);
         return 0;
     }
-    if (p->state == WIO_PEER_IDLE_CLOSING) { /* both asked at once: both are done sending */
-        close_now(e, p);
+    if (p->state == WIO_PEER_IDLE_CLOSING) {
+        /* both asked at once: both are done sending. Each half-closes and waits for the other's
+         * close, so that neither is IDLE (free to accept a new connection from the other) before
+         * the other has read its IDLE_CLOSE; see adopt_abandoned. */
+        p->idle_close_heard = 1;
+        link_shutdown(&p->main);
         return 0;
     }
     if (wio_list_linked(&p->close_item.link)) {
@@ -580,6 +590,7 @@ static int idle_close_frame(wio_engine *e, wio_peer *p, uint16_t flags)
     }
     if (p->state == WIO_PEER_OPEN && peer_idle(e, p)) {
         p->state = WIO_PEER_IDLE_CLOSING;
+        p->idle_close_heard = 1;
         send_idle_close(e, p, WIO_FF_ACK, ack_done);
     } else if (p->state == WIO_PEER_OPEN) {
         wio_debug("process %u asked to close our idle connection; busy here", (unsigned)p->id);
@@ -617,6 +628,7 @@ static void close_idle_until(wio_engine *e, const wio_peer *keep, uint32_t limit
             return;
         }
         victim->state = WIO_PEER_IDLE_CLOSING;
+        victim->idle_close_heard = 0;
         send_idle_close(e, victim, 0, ignore_done);
         staying--;
     }
@@ -646,11 +658,27 @@ static const char *peer_state_name(int state)
 
 /* Our connection that lost a simultaneous connect was accepted by the peer after all (it decided
  * after the connection we kept had gone, e.g. closed for the cap): the peer has bound it, so it
- * becomes ours again, replacing whatever we have in progress. */
+ * becomes ours again, replacing whatever we have in progress. Refusing it would close a
+ * connection the peer holds open, which fails us there.
+ *
+ * The peer accepted it while it was IDLE, i.e. done with the kept connection's idle close. We may
+ * still be waiting for that connection's end; if we read the peer's last frame on it (its
+ * IDLE_CLOSE, which we answered or which crossed ours), nothing more comes on it and it ends here.
+ * A peer answers ACK, or half-closes after both asked, only after reading our IDLE_CLOSE, and
+ * becomes IDLE only when we answered or closed, so an adoption finds us IDLE_CLOSING only after
+ * we read its last frame. */
 static int adopt_abandoned(wio_engine *e, wio_peer *p, wio_link *l, const wio_tp_slot *tp, void *conn, void **user)
 {
-    if (l->bulk ? l->open : (p->state == WIO_PEER_OPEN || p->state == WIO_PEER_IDLE_CLOSING))
+    if (!l->bulk && p->state == WIO_PEER_IDLE_CLOSING && p->idle_close_heard) {
+        link_close(&p->main, WAITIO_ERR_PEER);
+        mark_idle_closed(p);
+    }
+    if (l->bulk ? l->open : (p->state == WIO_PEER_OPEN || p->state == WIO_PEER_IDLE_CLOSING)) {
+        wio_warn("process %u accepted a connection of ours that lost a simultaneous connect, "
+                 "while ours is %s: refusing it (the peer will see it close)",
+                 (unsigned)p->id, peer_state_name(p->state));
         return WIO_TP_REFUSE;
+    }
     if (l->conn)
         link_abandon(l);
     if (!l->bulk) {

@@ -86,6 +86,7 @@ typedef struct wio_peer {
     uint64_t last_used;          /* use_tick of the last frame in or out: least recently used closes first */
     int idle_closed;             /* its connection was closed for the cap: it reconnects to send */
     double idle_closed_at;       /* when; a receive waiting on it longer probes it (reconnects) */
+    int idle_close_heard;        /* closing it, we read the peer's last frame on it (its IDLE_CLOSE) */
     wio_send_item close_item;
     /* counted always (message numbers of traces, WAITIO_STATS): messages to and from this peer;
      * the n-th message we send it is its message number n, matched by the receiver's count */

@@ -4,7 +4,8 @@
  * random sizes with every byte checked, ordering, credit (messages held at the sender while the
  * receiver holds too much, released in order), truncation (eager and rendezvous), a peer that
  * crashes (every request bound to it fails with WAITIO_ERR_PEER, fast), idle close under
- * WAITIO_MAX_CONNECTIONS with traffic resuming, a peer with another key (refused, nothing bound),
+ * WAITIO_MAX_CONNECTIONS with traffic resuming (also when both ask at once, and when an abandoned
+ * connect is accepted while the idle close still ends), a peer with another key (refused, nothing bound),
  * and finalize (BYE: the other side sees WAITIO_ERR_PEER_FINALIZED). */
 #include <pthread.h>
 #include <time.h>
@@ -303,6 +304,123 @@ static void test_idle_close(void)
     teardown();
 }
 
+/* Sends one message each way between processes a and b and checks it arrived whole. */
+static void exchange_once(int a, int b, uint32_t seed)
+{
+    uint8_t msg[2][200], got[2][200];
+    wio_req_impl *rs[4];
+    fill(msg[0], sizeof msg[0], seed);
+    fill(msg[1], sizeof msg[1], seed + 1);
+    CHECK(wio_engine_irecv(E[b], G[b], a, got[0], sizeof got[0], 3, WIO_CTX_USER, &rs[0]) == 0);
+    CHECK(wio_engine_irecv(E[a], G[a], b, got[1], sizeof got[1], 3, WIO_CTX_USER, &rs[1]) == 0);
+    CHECK(wio_engine_isend(E[a], G[a], b, msg[0], sizeof msg[0], 3, WIO_CTX_USER, &rs[2]) == 0);
+    CHECK(wio_engine_isend(E[b], G[b], a, msg[1], sizeof msg[1], 3, WIO_CTX_USER, &rs[3]) == 0);
+    CHECK(pump_until(rs, 4, 200000));
+    for (int i = 0; i < 4; i++)
+        CHECK(rs[i]->status.error == 0);
+    CHECK(memcmp(msg[0], got[0], sizeof got[0]) == 0 && memcmp(msg[1], got[1], sizeof got[1]) == 0);
+    wio_req_release(E[b], rs[0]);
+    wio_req_release(E[a], rs[1]);
+    wio_req_release(E[a], rs[2]);
+    wio_req_release(E[b], rs[3]);
+}
+
+/* The race core_fd_cap.file found (stop 19): 0 and 1 connect at once; 1 keeps 0's connection
+ * and abandons its own (C1), whose handshake 0 has not read yet (a slow link). 0 then closes the
+ * idle connection for the cap; 1 answers ACK, but is slow to see the connection end. Only then
+ * does 0 read C1's handshake: being IDLE, it accepts C1 and holds it open. 1 must take C1 back
+ * although it still waits for the old connection's end (it read 0's last frame on it), not
+ * close it: 0 would lose process 1 ("peer closed the connection"). */
+static void test_adopt_while_idle_closing(void)
+{
+    setup(3, 1, 4096, 0);
+    uint8_t a[64] = "from 1", b[64] = "from 0", got_a[64], got_b[64];
+    wio_req_impl *rs[4];
+    CHECK(wio_engine_isend(E[1], G[1], 0, a, sizeof a, 1, WIO_CTX_USER, &rs[2]) == 0);
+    loop_end *c1_at_0 = loop_newest_end(0); /* 1's connect: 0 reads it late */
+    CHECK(c1_at_0 && c1_at_0->side == 1);
+    c1_at_0->hold_reads = 1;
+    CHECK(wio_engine_isend(E[0], G[0], 1, b, sizeof b, 1, WIO_CTX_USER, &rs[3]) == 0);
+    loop_end *c0_at_1 = loop_newest_end(1);
+    CHECK(c0_at_1 && c0_at_1->side == 1);
+    /* the receives come after both connects (a receive naming a peer connects too) */
+    CHECK(wio_engine_irecv(E[0], G[0], 1, got_a, sizeof got_a, 1, WIO_CTX_USER, &rs[0]) == 0);
+    CHECK(wio_engine_irecv(E[1], G[1], 0, got_b, sizeof got_b, 1, WIO_CTX_USER, &rs[1]) == 0);
+    CHECK(pump_until(rs, 4, 200000));
+    for (int i = 0; i < 4; i++)
+        CHECK(rs[i]->status.error == 0);
+    CHECK(memcmp(a, got_a, sizeof a) == 0 && memcmp(b, got_b, sizeof b) == 0);
+    for (int i = 0; i < 4; i++)
+        wio_req_release(E[i < 2 ? i : 3 - i], rs[i]);
+    CHECK(E[0]->peers[1]->state == WIO_PEER_OPEN && E[1]->peers[0]->state == WIO_PEER_OPEN);
+
+    /* 0 talks to 2: under the cap of 1 it asks 1 to close; 1's ACK goes out, then 1 reads no more */
+    uint8_t c[32] = "to 2", got_c[32];
+    CHECK(wio_engine_irecv(E[2], G[2], 0, got_c, sizeof got_c, 2, WIO_CTX_USER, &rs[0]) == 0);
+    CHECK(wio_engine_isend(E[0], G[0], 2, c, sizeof c, 2, WIO_CTX_USER, &rs[1]) == 0);
+    int round = 0;
+    for (; round < 100000 && E[1]->peers[0]->state != WIO_PEER_IDLE_CLOSING; round++) {
+        wio_engine_progress(E[0], 0);
+        wio_engine_progress(E[2], 0);
+        wio_engine_progress(E[1], 0);
+    }
+    CHECK(E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
+    c0_at_1->hold_reads = 1;
+    for (round = 0; round < 100000 && E[0]->peers[1]->state != WIO_PEER_IDLE; round++)
+        pump(1);
+    CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE && E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
+    CHECK(pump_until(rs, 2, 200000) && rs[1]->status.error == 0 && memcmp(c, got_c, sizeof c) == 0);
+    wio_req_release(E[2], rs[0]);
+    wio_req_release(E[0], rs[1]);
+
+    /* now 0 reads 1's abandoned connect, accepts it; 1 adopts it */
+    loop_release_holds(0);
+    for (round = 0; round < 100000 && E[0]->peers[1]->state != WIO_PEER_OPEN; round++)
+        pump(1);
+    pump(100);
+    printf("adopt while idle-closing: 0 sees 1 %s, 1 sees 0 %s\n",
+           E[0]->peers[1]->state == WIO_PEER_OPEN ? "open" : "not open",
+           E[1]->peers[0]->state == WIO_PEER_OPEN ? "open" : "not open");
+    CHECK(E[0]->peers[1]->state == WIO_PEER_OPEN && E[1]->peers[0]->state == WIO_PEER_OPEN);
+    loop_release_holds(1);
+    for (int k = 0; k < 3; k++)
+        exchange_once(0, 1, 77u + (uint32_t)k);
+    CHECK(E[0]->peers[1]->state != WIO_PEER_FAILED && E[1]->peers[0]->state != WIO_PEER_FAILED);
+    teardown();
+}
+
+/* Both ask to close the idle connection at once: each half-closes and waits for the other's
+ * close; nothing is lost and traffic resumes on a new connection. */
+static void test_idle_close_crossing(void)
+{
+    setup(3, 1, 4096, 0);
+    exchange_once(0, 1, 5);
+    CHECK(E[0]->peers[1]->state == WIO_PEER_OPEN && E[1]->peers[0]->state == WIO_PEER_OPEN);
+    /* 0 talks to 2 and 1 talks to 2 in the same round: both ask the other to close 0-1 */
+    uint8_t m[2][32] = {"0 to 2", "1 to 2"}, got[2][32];
+    wio_req_impl *rs[4];
+    for (int i = 0; i < 2; i++) {
+        CHECK(wio_engine_irecv(E[2], G[2], i, got[i], sizeof got[i], 9, WIO_CTX_USER, &rs[2 + i]) == 0);
+        CHECK(wio_engine_isend(E[i], G[i], 2, m[i], sizeof m[i], 9, WIO_CTX_USER, &rs[i]) == 0);
+    }
+    CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE_CLOSING && E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
+    CHECK(pump_until(rs, 4, 200000));
+    for (int i = 0; i < 4; i++)
+        CHECK(rs[i]->status.error == 0);
+    CHECK(memcmp(m[0], got[0], 32) == 0 && memcmp(m[1], got[1], 32) == 0);
+    for (int i = 0; i < 2; i++) {
+        wio_req_release(E[i], rs[i]);
+        wio_req_release(E[2], rs[2 + i]);
+    }
+    for (int round = 0; round < 100000 && (E[0]->peers[1]->state != WIO_PEER_IDLE ||
+                                           E[1]->peers[0]->state != WIO_PEER_IDLE); round++)
+        pump(1);
+    CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE && E[1]->peers[0]->state == WIO_PEER_IDLE);
+    exchange_once(0, 1, 11);
+    exchange_once(1, 0, 13);
+    teardown();
+}
+
 /* Another instance key: the connection is refused during the handshake and the send fails with
  * WAITIO_ERR_AUTH; the acceptor's engine never bound the stranger to a peer. */
 static void test_wrong_key(void)
@@ -370,6 +488,8 @@ int main(void)
     test_truncate();
     test_peer_crash();
     test_idle_close();
+    test_adopt_while_idle_closing();
+    test_idle_close_crossing();
     test_wrong_key();
     test_finalize();
     return check_report("engine_loopback");

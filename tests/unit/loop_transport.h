@@ -5,7 +5,8 @@
  * table (struct wio_transport_ops over stream.c, with its own pipe), so the engine above it and
  * the handshake below it run exactly as over tcp or shm; tests can make a process "crash"
  * (loop_crash: every queue of it ends with no BYE), shrink the queues to exercise back-pressure,
- * and drive engines from one thread or several (the queues have a lock).
+ * hold one connection's reads to order events across connections (a slow link), and drive
+ * engines from one thread or several (the queues have a lock).
  */
 #ifndef WIO_TEST_LOOP_TRANSPORT_H
 #define WIO_TEST_LOOP_TRANSPORT_H
@@ -41,6 +42,7 @@ typedef struct loop_end {
     loop_pair *pair;
     int side;                    /* 0 connector, 1 acceptor: writes q[side], reads q[1 - side] */
     int dead;
+    int hold_reads;              /* set by a test: what arrives stays unread (a slow connection) */
 } loop_end;
 
 struct loop_tp {
@@ -189,7 +191,7 @@ static int loop_poll(void *arg)
         int room = loop_queue_used(out) < out->cap;
         pthread_mutex_unlock(&e->pair->lock);
         wio_stream *s = e->s;
-        if (readable) {
+        if (readable && !e->hold_reads) {
             busy++;
             wio_stream_read(s);
         }
@@ -199,6 +201,21 @@ static int loop_poll(void *arg)
         }
     }
     return busy;
+}
+
+/* The end of this process's newest connection (the one a connect just made, on either side). */
+static loop_end *loop_newest_end(uint32_t id)
+{
+    loop_tp *t = loop_registry[id];
+    return t && t->nends ? t->ends[t->nends - 1] : NULL;
+}
+
+/* Lets every held connection end of process id read again. */
+static void loop_release_holds(uint32_t id)
+{
+    loop_tp *t = loop_registry[id];
+    for (size_t i = 0; t && i < t->nends; i++)
+        t->ends[i]->hold_reads = 0;
 }
 
 static int loop_prepare_sleep(void *arg, int *timeout_ms)
