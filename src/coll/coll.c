@@ -12,6 +12,11 @@
 #include "core/trace.h"
 
 #define RING_ALLREDUCE_MIN (64u << 10) /* bytes; below it reduce + bcast over the tree */
+/* allreduce_all_to_all on one host: at most this many ranks and operand bytes of all ranks
+ * (measured, 2 PBs x 4 on 2 cores: ahead of the other algorithms up to 8 x 512 B, behind at
+ * 8 x 4 KiB); the n operands then fit on the stack */
+#define ALL_TO_ALL_MAX_BYTES 4096
+#define ALL_TO_ALL_MAX_RANKS 16
 
 /* Read once: the environment of an MPI job is long, and looking through it per collective cost
  * about a microsecond. */
@@ -324,6 +329,55 @@ static int allreduce_doubling(coll_op *c, void *buf, size_t count, int dtype, in
     return rc;
 }
 
+/* Every rank sends its operand to every other and folds all n in rank order: one round of
+ * messages instead of log2(n) steps that each wait for the one before. On one host each step
+ * costs a turn of the run queue when the cores are shared (see docs/benchmarks.md,
+ * "Collectives"), so for small operands in small groups the n-1 ring writes win; every rank folds
+ * the same operands in the same order, so all hold the same bits. */
+int wio_coll_allreduce_in_one_round(const wio_engine *e, const wio_group *g, size_t bytes)
+{
+    /* over shared memory a message costs a ring write, not a system call or a file; every
+     * rank decides alike from the table */
+    return wio_coll_algorithm() == WIO_COLL_AUTO && e->one_host && e->all_shm &&
+           g->size <= ALL_TO_ALL_MAX_RANKS && bytes * (size_t)g->size <= ALL_TO_ALL_MAX_BYTES;
+}
+
+static int allreduce_all_to_all(coll_op *c, void *buf, size_t count, int dtype, int op)
+{
+    size_t bytes = count * wio_dtype_size(dtype);
+    int n = c->g->size, me = c->g->my_rank, rc = 0;
+    uint8_t small[ALL_TO_ALL_MAX_BYTES];
+    wio_req_impl *small_reqs[2 * ALL_TO_ALL_MAX_RANKS];
+    uint8_t *all = bytes * (size_t)n <= sizeof small ? small : malloc(bytes * (size_t)n);
+    wio_req_impl **r = n <= ALL_TO_ALL_MAX_RANKS ? small_reqs : calloc(2 * (size_t)n, sizeof *r);
+    if (!all || !r) {
+        if (all != small)
+            free(all);
+        if (r != small_reqs)
+            free(r);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in allreduce");
+    }
+    memset(r, 0, 2 * (size_t)n * sizeof *r);
+    memcpy(all + (size_t)me * bytes, buf, bytes);
+    for (int k = 1; k < n && !rc; k++) {
+        int from = (me - k + n) % n;
+        rc = xrecv(c, from, all + (size_t)from * bytes, bytes, &r[from]);
+    }
+    for (int k = 1; k < n && !rc; k++) /* the next rank first: the sends spread over the ranks */
+        rc = xsend(c, (me + k) % n, buf, bytes, &r[n + (me + k) % n]);
+    int rc2 = wait_all(c, r, 2 * n);
+    if (!rc && !(rc = rc2)) {
+        memcpy(buf, all, bytes);
+        for (int i = 1; i < n; i++)
+            wio_op_apply(op, dtype, all + (size_t)i * bytes, buf, count);
+    }
+    if (all != small)
+        free(all);
+    if (r != small_reqs)
+        free(r);
+    return rc;
+}
+
 int wio_coll_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, size_t count,
                        int dtype, int op)
 {
@@ -340,6 +394,8 @@ int wio_coll_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     if (alg == WIO_COLL_RING || (alg == WIO_COLL_AUTO && count * es >= RING_ALLREDUCE_MIN &&
                                  count >= (size_t)g->size))
         return allreduce_ring(&c, rbuf, count, dtype, op);
+    if (wio_coll_allreduce_in_one_round(e, g, count * es))
+        return allreduce_all_to_all(&c, rbuf, count, dtype, op);
     if (alg == WIO_COLL_AUTO && (g->size & (g->size - 1)) == 0 && (g->size <= 4 || !e->oversubscribed))
         return allreduce_doubling(&c, rbuf, count, dtype, op);
     rc = alg == WIO_COLL_LINEAR ? reduce_linear(&c, rbuf, count, dtype, op, 0)

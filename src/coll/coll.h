@@ -32,5 +32,8 @@ int wio_coll_alltoall(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf,
 int wio_coll_exchange(wio_engine *e, wio_group *g, int peer, const void *sbuf, void *rbuf, size_t len);
 /* The algorithm chosen for the next collectives (WAITIO_COLL_ALG: auto|linear|tree|ring). */
 int wio_coll_algorithm(void);
+/* Whether wio_coll_allreduce takes its one-round algorithm (every rank sends to every other)
+ * for `bytes` per rank: the hierarchical choice on one host defers to it. */
+int wio_coll_allreduce_in_one_round(const wio_engine *e, const wio_group *g, size_t bytes);
 
 #endif

@@ -1862,13 +1862,15 @@ int wio_engine_start(wio_engine *e)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory for %u peers", (unsigned)e->nprocs_total);
     wio_mq_init(&e->mq);
     wio_list_init(&e->unexp_free);
-    uint32_t local = 0;
+    uint32_t local = 0, all_transports = ~0u;
     uint8_t all_flags = WIO_PROC_FLAGS;
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
         if (e->table[i].host_id == e->table[e->my_id].host_id)
             local++;
         all_flags &= e->table[i].flags;
+        all_transports &= e->table[i].transports;
     }
+    e->all_shm = (all_transports & WIO_TP_SHM) != 0;
     e->all_adapters = (all_flags & WIO_PROC_ADAPTER) != 0;
     e->all_allreduce = (all_flags & WIO_PROC_ALLREDUCE) != 0;
     e->all_ibcast = (all_flags & WIO_PROC_IBCAST) != 0;

@@ -211,6 +211,7 @@ typedef struct wio_engine {
     wio_peer **peers;        /* created on first use */
     int oversubscribed;
     int one_host;            /* every process of the instance runs on this host */
+    int all_shm;             /* every process offers shared memory (from the table: all agree) */
     int all_adapters;        /* every process's PB runs an MPI adapter (WIO_PROC_ADAPTER) */
     int all_allreduce;       /* ... whose adapter has allreduce (WIO_PROC_ALLREDUCE) */
     int all_ibcast;          /* ... and ibcast/test/wait (WIO_PROC_IBCAST) */

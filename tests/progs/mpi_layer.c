@@ -5,6 +5,7 @@
  *    gives exactly what the PB's real MPI gives on MPI_COMM_WORLD for the same inputs;
  *  - across all PBs (the universe), results equal values computed independently here;
  *  - hierarchical (through the MPI adapter) and flat collectives give identical results;
+ *  - every rank holds the same bits after a universe allreduce of order-sensitive sums;
  *  - point-to-point isend/irecv/send/recv/waitall with statuses across PBs.
  * Inputs are small integers (also in float types), so every reduction order gives the same bits.
  * Usage: mpi_layer [max_count]   (default 1048576)
@@ -374,6 +375,38 @@ static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
 /* MPI_IN_PLACE on every collective that takes it, on the universe (each path) and in the PB.
  * The paired hierarchical allreduce hands the PB's MPI one buffer for both sides, which MPI
  * forbids unless it is passed as MPI_IN_PLACE. */
+/* Sums whose bits depend on the order of the additions (values 1e16 apart in magnitude): every
+ * rank must hold the same bits after a universe allreduce, on each path (flat, whichever flat
+ * algorithm the size picks; hierarchical; chosen). Checked with a second allreduce of the bit
+ * patterns (MAX and MIN of the 64-bit words agree only if every rank has the same). */
+static void test_same_bits(WAITIO_MPI_Comm U)
+{
+    enum { MAXN = 600 };
+    static const int counts[] = {1, 3, 100, MAXN};
+    static const char *const modes[] = {"0", "1", "auto"};
+    double in[MAXN], out[MAXN];
+    uint64_t bits[MAXN], hi[MAXN], lo[MAXN];
+    for (int m = 0; m < 3; m++) {
+        setenv("WAITIO_COLL_HIER", modes[m], 1);
+        for (int c = 0; c < 4; c++) {
+            int n = counts[c];
+            for (int i = 0; i < n; i++)
+                in[i] = (urank % 3 == 0 ? 1e16 : urank % 3 == 1 ? -1e16 : 1.0) * (1.0 + 0.37 * urank) + i * 0.1;
+            CHECK_RC(WAITIO_MPI_Allreduce(in, out, n, WAITIO_MPI_DOUBLE, WAITIO_MPI_SUM, U));
+            memcpy(bits, out, sizeof(double) * (size_t)n);
+            CHECK_RC(WAITIO_MPI_Allreduce(bits, hi, n, WAITIO_MPI_UINT64_T, WAITIO_MPI_MAX, U));
+            CHECK_RC(WAITIO_MPI_Allreduce(bits, lo, n, WAITIO_MPI_UINT64_T, WAITIO_MPI_MIN, U));
+            for (int i = 0; i < n; i++)
+                if (hi[i] != bits[i] || lo[i] != bits[i]) {
+                    FAIL("universe Allreduce of %d doubles (hier %s): ranks hold different bits at %d",
+                         n, modes[m], i);
+                    break;
+                }
+        }
+    }
+    unsetenv("WAITIO_COLL_HIER");
+}
+
 static void test_in_place(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
 {
     enum { N = 777 };
@@ -504,6 +537,7 @@ int main(int argc, char **argv)
     test_p2p(U);
     test_data_movement(U, P);
     test_in_place(U, P);
+    test_same_bits(U);
     test_reductions(U, P, maxcount);
     if (wrank == 0) { /* PB heads reduce over their own communicator */
         int one = 1, total = 0;
