@@ -7,8 +7,11 @@
  *   flat       the same but flat over WaitIO only (WAITIO_COLL_HIER=0)
  *   auto       the same with WaitIO's own choice per call (WAITIO_COLL_HIER unset)
  * Prints CSV lines "mode,op,bytes,usec" from global rank 0 (the time is the maximum over ranks
- * of the mean time per call).
- * Usage: waitio-bench-coll mpi|hier|flat|auto [max_bytes] [iterations]
+ * of the mean time per call). The WaitIO modes may be given as a list (e.g. auto,hier,flat): one
+ * job then measures each operation and size in every mode in turn (WAITIO_COLL_HIER is read at
+ * every call), so that the modes compare under the same conditions on a machine whose speed
+ * drifts between jobs.
+ * Usage: waitio-bench-coll mpi|MODE[,MODE...] [max_bytes] [iterations]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -66,18 +69,40 @@ static double max_over_ranks(double v)
     return m;
 }
 
+static void select_mode(const char *mode)
+{
+    if (!use_waitio)
+        return;
+    if (!strcmp(mode, "auto"))
+        unsetenv("WAITIO_COLL_HIER");
+    else
+        setenv("WAITIO_COLL_HIER", strcmp(mode, "flat") ? "1" : "0", 1);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    const char *mode = argc > 1 ? argv[1] : "hier";
+    char modes[64];
+    snprintf(modes, sizeof modes, "%s", argc > 1 ? argv[1] : "hier");
     size_t maxbytes = argc > 2 ? (size_t)atol(argv[2]) : (1u << 20);
     int iters = argc > 3 ? atoi(argv[3]) : 50;
-    use_waitio = strcmp(mode, "mpi") != 0;
+    const char *mode_list[4];
+    int nmodes = 0;
+    for (char *save = NULL, *m = strtok_r(modes, ",", &save); m && nmodes < 4; m = strtok_r(NULL, ",", &save))
+        mode_list[nmodes++] = m;
+    for (int i = 0; i < nmodes; i++)
+        if (strcmp(mode_list[i], "mpi") && strcmp(mode_list[i], "auto") && strcmp(mode_list[i], "hier") &&
+            strcmp(mode_list[i], "flat")) {
+            fprintf(stderr, "waitio-bench-coll: unknown mode '%s' (mpi, auto, hier, flat)\n", mode_list[i]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    if (nmodes == 0 || (nmodes > 1 && (!strcmp(mode_list[0], "mpi") || strstr(argv[1], "mpi")))) {
+        fprintf(stderr, "waitio-bench-coll: give mpi alone, or a list of auto, hier, flat\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    use_waitio = strcmp(mode_list[0], "mpi") != 0;
     if (use_waitio) {
-        if (!strcmp(mode, "auto"))
-            unsetenv("WAITIO_COLL_HIER");
-        else
-            setenv("WAITIO_COLL_HIER", strcmp(mode, "flat") ? "1" : "0", 1);
+        select_mode(mode_list[0]);
         check(waitio_create_universe(&U), "create_universe");
         check(WAITIO_MPI_Comm_rank(U, &me), "rank");
         check(WAITIO_MPI_Comm_size(U, &n), "size");
@@ -86,6 +111,12 @@ int main(int argc, char **argv)
         MPI_Comm_size(MPI_COMM_WORLD, &n);
     }
     double *buf = calloc(maxbytes / 8 + 1, 8), *out = calloc(maxbytes / 8 + 1, 8);
+    /* settle before the first figure: the first thousand calls of a fresh job ran up to 5x slow
+     * (connections opening, pages faulting in, processes finding their cores), and took it out
+     * on whichever mode came first */
+    for (int i = 0; i < 2000; i++)
+        run_op("allreduce", buf, out, 1);
+    barrier();
     static const char *const ops[] = {"bcast", "reduce", "allreduce"};
     static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
     for (int o = 0; o < 3; o++)
@@ -95,17 +126,20 @@ int main(int argc, char **argv)
              * processes leave the barrier before the clock starts weighs less */
             int count = (int)(bytes / 8),
                 it = bytes >= (256u << 10) ? iters / 5 + 1 : bytes <= 4096 ? 4 * iters : iters;
-            for (int w = 0; w < 3; w++)
-                run_op(ops[o], buf, out, count);
-            barrier();
-            double t0 = MPI_Wtime();
-            for (int i = 0; i < it; i++)
-                run_op(ops[o], buf, out, count);
-            double per = (MPI_Wtime() - t0) / it;
-            double worst = max_over_ranks(per);
-            if (me == 0)
-                printf("%s,%s,%zu,%.2f\n", mode, ops[o], bytes, worst * 1e6);
-            fflush(stdout);
+            for (int m = 0; m < nmodes; m++) {
+                select_mode(mode_list[m]);
+                for (int w = 0; w < 3; w++)
+                    run_op(ops[o], buf, out, count);
+                barrier();
+                double t0 = MPI_Wtime();
+                for (int i = 0; i < it; i++)
+                    run_op(ops[o], buf, out, count);
+                double per = (MPI_Wtime() - t0) / it;
+                double worst = max_over_ranks(per);
+                if (me == 0)
+                    printf("%s,%s,%zu,%.2f\n", mode_list[m], ops[o], bytes, worst * 1e6);
+                fflush(stdout);
+            }
         }
     if (use_waitio)
         check(waitio_finalize(), "finalize");

@@ -86,4 +86,18 @@ awk -F, 'NR > 1 { rows++; if ($4 != 2) bad = bad " runs=" $4;
                   for (i = 5; i <= 11; i += 3) if ($i != "" && !($(i+1) <= $i && $i <= $(i+2))) bad = bad " " $2 "/" $3 }
          END { if (rows != 10 || bad != "") { print "rows " rows ", bad:" bad; exit 1 } }' "$cout/data/summary.csv" \
   || t_fail "summary.csv: not 10 rows of 2 runs with min <= median <= max"
-t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH; compare wrote a scratch directory with CSVs and spread"
+
+# bench/run-collectives.sh, tiny: 2 PBs of 2 against one job of 4, one run; every operation and
+# size must have its row, with auto, hierarchical and flat measured in the one WaitIO job
+cbuild=$T_DIR/cbuild
+mkdir -p "$cbuild/bench"
+ln -s "$WAITIO_BUILD_DIR/src" "$cbuild/src"
+ln -s "$WAITIO_BUILD_DIR/adapters" "$cbuild/adapters"
+t_start colls 60 "$WAITIO_SOURCE_DIR/bench/run-collectives.sh" "$cbuild" 2 5 1
+t_wait colls || { t_show colls; t_fail "bench/run-collectives.sh failed"; }
+rows=$(grep -cE '^\| (bcast|reduce|allreduce) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$T_DIR/colls.out")
+[ "$rows" = 21 ] || { t_show colls; t_fail "run-collectives.sh printed $rows of 21 rows"; }
+for mode in mpi auto hier flat; do
+  [ "$(grep -c "^1,$mode," "$cbuild/bench/collectives.csv")" = 21 ] || t_fail "collectives.csv lacks mode $mode"
+done
+t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH; compare wrote a scratch directory with CSVs and spread; run-collectives ran every mode"
