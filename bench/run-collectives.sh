@@ -25,7 +25,9 @@ mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 # starves the WaitIO heads (see docs/tuning.md, "Oversubscribed nodes")
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
 unset WAITIO_COLL_HIER WAITIO_COLL_ALG
-mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror -I"$root/include" "$here/coll_bench.c" \
+# BENCH_CFLAGS: extra compiler flags, e.g. the sanitizers of a sanitizer build of the library
+# shellcheck disable=SC2086
+mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Werror ${BENCH_CFLAGS:-} -I"$root/include" "$here/coll_bench.c" \
   -o "$out/waitio-bench-coll" -L"$build/adapters" -Wl,-rpath,"$build/adapters" -Wl,--no-as-needed \
   -lwaitio_adapter_openmpi -Wl,--as-needed -L"$build/src" -Wl,-rpath,"$build/src" -lwaitio
 csv=$out/collectives.csv
