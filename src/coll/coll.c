@@ -14,7 +14,7 @@
 #define RING_ALLREDUCE_MIN (64u << 10) /* bytes; below it reduce + bcast over the tree */
 /* allreduce_all_to_all on one host: at most this many ranks and operand bytes of all ranks
  * (measured, 2 PBs x 4 on 2 cores: ahead of the other algorithms up to 8 x 512 B, behind at
- * 8 x 4 KiB); the n operands then fit on the stack */
+ * 8 x 4 KiB); the operands of all ranks then fit on the stack */
 #define ALL_TO_ALL_MAX_BYTES 4096
 #define ALL_TO_ALL_MAX_RANKS 16
 
@@ -342,22 +342,14 @@ int wio_coll_allreduce_in_one_round(const wio_engine *e, const wio_group *g, siz
            g->size <= ALL_TO_ALL_MAX_RANKS && bytes * (size_t)g->size <= ALL_TO_ALL_MAX_BYTES;
 }
 
+/* Only where wio_coll_allreduce_in_one_round holds: the operands of all ranks fit here. */
 static int allreduce_all_to_all(coll_op *c, void *buf, size_t count, int dtype, int op)
 {
     size_t bytes = count * wio_dtype_size(dtype);
     int n = c->g->size, me = c->g->my_rank, rc = 0;
-    uint8_t small[ALL_TO_ALL_MAX_BYTES];
-    wio_req_impl *small_reqs[2 * ALL_TO_ALL_MAX_RANKS];
-    uint8_t *all = bytes * (size_t)n <= sizeof small ? small : malloc(bytes * (size_t)n);
-    wio_req_impl **r = n <= ALL_TO_ALL_MAX_RANKS ? small_reqs : calloc(2 * (size_t)n, sizeof *r);
-    if (!all || !r) {
-        if (all != small)
-            free(all);
-        if (r != small_reqs)
-            free(r);
-        return wio_fail(WAITIO_ERR_NOMEM, "out of memory in allreduce");
-    }
-    memset(r, 0, 2 * (size_t)n * sizeof *r);
+    uint8_t all[ALL_TO_ALL_MAX_BYTES];
+    wio_req_impl *r[2 * ALL_TO_ALL_MAX_RANKS] = {NULL};
+    WIO_ASSERT(n <= ALL_TO_ALL_MAX_RANKS && bytes * (size_t)n <= sizeof all);
     memcpy(all + (size_t)me * bytes, buf, bytes);
     for (int k = 1; k < n && !rc; k++) {
         int from = (me - k + n) % n;
@@ -365,16 +357,12 @@ static int allreduce_all_to_all(coll_op *c, void *buf, size_t count, int dtype, 
     }
     for (int k = 1; k < n && !rc; k++) /* the next rank first: the sends spread over the ranks */
         rc = xsend(c, (me + k) % n, buf, bytes, &r[n + (me + k) % n]);
-    int rc2 = wait_all(c, r, 2 * n);
+    int rc2 = wait_all(c, r, 2 * n); /* also after a failed post: nothing may point here later */
     if (!rc && !(rc = rc2)) {
         memcpy(buf, all, bytes);
         for (int i = 1; i < n; i++)
             wio_op_apply(op, dtype, all + (size_t)i * bytes, buf, count);
     }
-    if (all != small)
-        free(all);
-    if (r != small_reqs)
-        free(r);
     return rc;
 }
 
