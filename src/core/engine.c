@@ -527,15 +527,18 @@ static void mark_idle_closed(wio_peer *p)
     p->idle_closed = 1;
     p->idle_closed_at = wio_now();
     p->idle_close_heard = 0;
+    p->connect_back = 0;
     p->connect_retry_at = 0;
     wio_debug("idle connection to process %u closed", (unsigned)p->id);
 }
 
-/* The old connection is gone: queued traffic reconnects. */
+/* The old connection is gone: queued traffic reconnects, ours or the peer's (it connected while
+ * we were closing and was told to retry: connecting now spares it the retry delay). */
 static void idle_close_finished(wio_engine *e, wio_peer *p)
 {
+    int back = p->connect_back;
     mark_idle_closed(p);
-    if (!wio_list_empty(&p->pending))
+    if (!wio_list_empty(&p->pending) || back)
         peer_connect(e, p);
 }
 
@@ -711,8 +714,10 @@ static int on_incoming(void *ctx, void *conn, uint32_t peer_id, unsigned flags, 
     if (!l->bulk) {
         if (p->state == WIO_PEER_OPEN)
             return WIO_TP_DUPLICATE;
-        if (p->state == WIO_PEER_IDLE_CLOSING)
-            return WIO_TP_REJECT; /* our old connection still drains: the peer retries or we connect */
+        if (p->state == WIO_PEER_IDLE_CLOSING) {
+            p->connect_back = 1;
+            return WIO_TP_REJECT; /* our old connection still drains: we connect once it is gone */
+        }
     }
     if (l->conn) {
         if (!l->outgoing)

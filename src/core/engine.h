@@ -87,6 +87,7 @@ typedef struct wio_peer {
     int idle_closed;             /* its connection was closed for the cap: it reconnects to send */
     double idle_closed_at;       /* when; a receive waiting on it longer probes it (reconnects) */
     int idle_close_heard;        /* closing it, we read the peer's last frame on it (its IDLE_CLOSE) */
+    int connect_back;            /* we refused its connect while closing: we connect once closed */
     wio_send_item close_item;
     /* counted always (message numbers of traces, WAITIO_STATS): messages to and from this peer;
      * the n-th message we send it is its message number n, matched by the receiver's count */

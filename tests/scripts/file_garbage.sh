@@ -27,14 +27,19 @@ sleep 0.3
 inbox=$dir/in-0.0
 [ -d "$inbox" ] || { t_show_all; t_fail "PB 0's inbox does not exist"; }
 head -c 64 /dev/urandom >"$inbox/junk"
-mkdir -p "$inbox/c9-zz" "$inbox/c1-00000000deadbeef" "$inbox/c1-00000000cafebabe"
-head -c 4096 /dev/urandom >"$inbox/c1-00000000deadbeef/0000000000000000"
-python3 - "$inbox/c1-00000000cafebabe/0000000000000000" <<'PY'
+# the forged streams are written aside and moved in whole (rename), as a writer publishes: a
+# reader that found a half-written file would rightly reject it as truncated, not for the
+# reason each case is here to show (seen under load)
+stage=$T_DIR/stage
+mkdir -p "$stage/c1-00000000deadbeef" "$stage/c1-00000000cafebabe" "$inbox/c9-zz"
+head -c 4096 /dev/urandom >"$stage/c1-00000000deadbeef/0000000000000000"
+python3 - "$stage/c1-00000000cafebabe/0000000000000000" <<'PY'
 import os, struct, sys
 payload = os.urandom(200)
 hdr = struct.pack("<QHHIQQQQ", 0x32304745534f4957, 1, 0, 0, 0xcafebabe, 0, len(payload), 0)
 open(sys.argv[1], "wb").write(hdr + payload + os.urandom(32))
 PY
+mv "$stage/c1-00000000deadbeef" "$stage/c1-00000000cafebabe" "$inbox/"
 head -c 50 /dev/urandom >"$dir/hb/7.7"
 bad=()
 for n in pb0 pb1; do t_wait "$n" || bad+=("$n:$(t_rc "$n")"); done

@@ -315,7 +315,7 @@ static void exchange_once(int a, int b, uint32_t seed)
     CHECK(wio_engine_irecv(E[a], G[a], b, got[1], sizeof got[1], 3, WIO_CTX_USER, &rs[1]) == 0);
     CHECK(wio_engine_isend(E[a], G[a], b, msg[0], sizeof msg[0], 3, WIO_CTX_USER, &rs[2]) == 0);
     CHECK(wio_engine_isend(E[b], G[b], a, msg[1], sizeof msg[1], 3, WIO_CTX_USER, &rs[3]) == 0);
-    CHECK(pump_until(rs, 4, 200000));
+    REQUIRE(pump_until(rs, 4, 200000));
     for (int i = 0; i < 4; i++)
         CHECK(rs[i]->status.error == 0);
     CHECK(memcmp(msg[0], got[0], sizeof got[0]) == 0 && memcmp(msg[1], got[1], sizeof got[1]) == 0);
@@ -346,7 +346,7 @@ static void test_adopt_while_idle_closing(void)
     /* the receives come after both connects (a receive naming a peer connects too) */
     CHECK(wio_engine_irecv(E[0], G[0], 1, got_a, sizeof got_a, 1, WIO_CTX_USER, &rs[0]) == 0);
     CHECK(wio_engine_irecv(E[1], G[1], 0, got_b, sizeof got_b, 1, WIO_CTX_USER, &rs[1]) == 0);
-    CHECK(pump_until(rs, 4, 200000));
+    REQUIRE(pump_until(rs, 4, 200000));
     for (int i = 0; i < 4; i++)
         CHECK(rs[i]->status.error == 0);
     CHECK(memcmp(a, got_a, sizeof a) == 0 && memcmp(b, got_b, sizeof b) == 0);
@@ -369,7 +369,7 @@ static void test_adopt_while_idle_closing(void)
     for (round = 0; round < 100000 && E[0]->peers[1]->state != WIO_PEER_IDLE; round++)
         pump(1);
     CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE && E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
-    CHECK(pump_until(rs, 2, 200000) && rs[1]->status.error == 0 && memcmp(c, got_c, sizeof c) == 0);
+    REQUIRE(pump_until(rs, 2, 200000) && rs[1]->status.error == 0 && memcmp(c, got_c, sizeof c) == 0);
     wio_req_release(E[2], rs[0]);
     wio_req_release(E[0], rs[1]);
 
@@ -389,6 +389,53 @@ static void test_adopt_while_idle_closing(void)
     teardown();
 }
 
+/* 1 closes the idle connection with 0 for the cap; 0 answers ACK but is slow to see the end, and
+ * 1, with a message for 0, connects again meanwhile: 0 refuses (its old connection still ends),
+ * then connects back itself as soon as the old one is gone, instead of leaving 1 to retry after
+ * 2 s: the message arrives over a connection 0 opened. */
+static void test_connect_back(void)
+{
+    setup(3, 1, 4096, 0);
+    exchange_once(0, 1, 21);
+    loop_end *c_at_0 = NULL; /* 0's end of the 0-1 connection, whichever side opened it */
+    for (size_t i = 0; i < loop_registry[0]->nends; i++)
+        if (loop_registry[0]->ends[i]->s->state == WIO_SS_OPEN)
+            c_at_0 = loop_registry[0]->ends[i];
+    CHECK(c_at_0 != NULL);
+    uint8_t m2[16] = "1 to 2", g2[16], m0[16] = "1 to 0 again", g0[16];
+    wio_req_impl *rs[4];
+    CHECK(wio_engine_irecv(E[2], G[2], 1, g2, sizeof g2, 4, WIO_CTX_USER, &rs[0]) == 0);
+    CHECK(wio_engine_isend(E[1], G[1], 2, m2, sizeof m2, 4, WIO_CTX_USER, &rs[1]) == 0);
+    int round = 0;
+    for (; round < 100000 && E[0]->peers[1]->state != WIO_PEER_IDLE_CLOSING; round++) {
+        wio_engine_progress(E[1], 0);
+        wio_engine_progress(E[2], 0);
+        wio_engine_progress(E[0], 0);
+    }
+    CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE_CLOSING);
+    c_at_0->hold_reads = 1;
+    for (round = 0; round < 100000 && E[1]->peers[0]->state != WIO_PEER_IDLE; round++)
+        pump(1);
+    CHECK(E[1]->peers[0]->state == WIO_PEER_IDLE);
+    REQUIRE(pump_until(rs, 2, 200000) && memcmp(m2, g2, sizeof g2) == 0);
+    wio_req_release(E[2], rs[0]);
+    wio_req_release(E[1], rs[1]);
+    /* 1 sends to 0 again: its new connect is refused while 0 still waits for the old end */
+    CHECK(wio_engine_irecv(E[0], G[0], 1, g0, sizeof g0, 5, WIO_CTX_USER, &rs[2]) == 0);
+    CHECK(wio_engine_isend(E[1], G[1], 0, m0, sizeof m0, 5, WIO_CTX_USER, &rs[3]) == 0);
+    for (round = 0; round < 100000 && !E[0]->peers[1]->connect_back; round++)
+        pump(1);
+    CHECK(E[0]->peers[1]->connect_back && E[0]->peers[1]->state == WIO_PEER_IDLE_CLOSING);
+    loop_release_holds(0);
+    REQUIRE(pump_until(&rs[2], 2, 200000));
+    CHECK(rs[2]->status.error == 0 && rs[3]->status.error == 0 && memcmp(m0, g0, sizeof g0) == 0);
+    CHECK(E[0]->peers[1]->state == WIO_PEER_OPEN && E[0]->peers[1]->main.outgoing);
+    wio_req_release(E[0], rs[2]);
+    wio_req_release(E[1], rs[3]);
+    exchange_once(0, 1, 23);
+    teardown();
+}
+
 /* Both ask to close the idle connection at once: each half-closes and waits for the other's
  * close; nothing is lost and traffic resumes on a new connection. */
 static void test_idle_close_crossing(void)
@@ -404,7 +451,7 @@ static void test_idle_close_crossing(void)
         CHECK(wio_engine_isend(E[i], G[i], 2, m[i], sizeof m[i], 9, WIO_CTX_USER, &rs[i]) == 0);
     }
     CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE_CLOSING && E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
-    CHECK(pump_until(rs, 4, 200000));
+    REQUIRE(pump_until(rs, 4, 200000));
     for (int i = 0; i < 4; i++)
         CHECK(rs[i]->status.error == 0);
     CHECK(memcmp(m[0], got[0], 32) == 0 && memcmp(m[1], got[1], 32) == 0);
@@ -490,6 +537,7 @@ int main(void)
     test_idle_close();
     test_adopt_while_idle_closing();
     test_idle_close_crossing();
+    test_connect_back();
     test_wrong_key();
     test_finalize();
     return check_report("engine_loopback");
