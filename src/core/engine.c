@@ -551,6 +551,7 @@ static void close_now(wio_engine *e, wio_peer *p)
 static void reopen_after_nack(wio_engine *e, wio_peer *p)
 {
     p->state = WIO_PEER_OPEN;
+    p->connect_back = 0; /* the connection stays: nothing to connect back to */
     while (!wio_list_empty(&p->pending) && p->state == WIO_PEER_OPEN) {
         wio_send_item *it = WIO_CONTAINER_OF(p->pending.next, wio_send_item, link);
         wio_list_remove(&it->link);
