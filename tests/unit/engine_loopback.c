@@ -325,6 +325,31 @@ static void exchange_once(int a, int b, uint32_t seed)
     wio_req_release(E[b], rs[3]);
 }
 
+/* Under the cap of 1, `closer` sends to process 2 and so asks `responder` to close their idle
+ * connection; once responder has answered ACK (IDLE_CLOSING), its end `held` reads no more, so
+ * closer ends up IDLE while responder still waits for the connection's end. */
+static void idle_close_half_seen(int closer, int responder, loop_end *held)
+{
+    uint8_t m[16] = "to 2", got[16];
+    wio_req_impl *rs[2];
+    CHECK(wio_engine_irecv(E[2], G[2], closer, got, sizeof got, 2, WIO_CTX_USER, &rs[0]) == 0);
+    CHECK(wio_engine_isend(E[closer], G[closer], 2, m, sizeof m, 2, WIO_CTX_USER, &rs[1]) == 0);
+    for (int round = 0; round < 100000 && E[responder]->peers[closer]->state != WIO_PEER_IDLE_CLOSING; round++) {
+        wio_engine_progress(E[closer], 0);
+        wio_engine_progress(E[2], 0);
+        wio_engine_progress(E[responder], 0);
+    }
+    CHECK(E[responder]->peers[closer]->state == WIO_PEER_IDLE_CLOSING);
+    held->hold_reads = 1;
+    for (int round = 0; round < 100000 && E[closer]->peers[responder]->state != WIO_PEER_IDLE; round++)
+        pump(1);
+    CHECK(E[closer]->peers[responder]->state == WIO_PEER_IDLE &&
+          E[responder]->peers[closer]->state == WIO_PEER_IDLE_CLOSING);
+    REQUIRE(pump_until(rs, 2, 200000) && rs[1]->status.error == 0 && memcmp(m, got, sizeof m) == 0);
+    wio_req_release(E[2], rs[0]);
+    wio_req_release(E[closer], rs[1]);
+}
+
 /* The race core_fd_cap.file found (stop 19): 0 and 1 connect at once; 1 keeps 0's connection
  * and abandons its own (C1), whose handshake 0 has not read yet (a slow link). 0 then closes the
  * idle connection for the cap; 1 answers ACK, but is slow to see the connection end. Only then
@@ -354,24 +379,9 @@ static void test_adopt_while_idle_closing(void)
         wio_req_release(E[i < 2 ? i : 3 - i], rs[i]);
     CHECK(E[0]->peers[1]->state == WIO_PEER_OPEN && E[1]->peers[0]->state == WIO_PEER_OPEN);
 
-    /* 0 talks to 2: under the cap of 1 it asks 1 to close; 1's ACK goes out, then 1 reads no more */
-    uint8_t c[32] = "to 2", got_c[32];
-    CHECK(wio_engine_irecv(E[2], G[2], 0, got_c, sizeof got_c, 2, WIO_CTX_USER, &rs[0]) == 0);
-    CHECK(wio_engine_isend(E[0], G[0], 2, c, sizeof c, 2, WIO_CTX_USER, &rs[1]) == 0);
-    int round = 0;
-    for (; round < 100000 && E[1]->peers[0]->state != WIO_PEER_IDLE_CLOSING; round++) {
-        wio_engine_progress(E[0], 0);
-        wio_engine_progress(E[2], 0);
-        wio_engine_progress(E[1], 0);
-    }
-    CHECK(E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
-    c0_at_1->hold_reads = 1;
-    for (round = 0; round < 100000 && E[0]->peers[1]->state != WIO_PEER_IDLE; round++)
-        pump(1);
-    CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE && E[1]->peers[0]->state == WIO_PEER_IDLE_CLOSING);
-    REQUIRE(pump_until(rs, 2, 200000) && rs[1]->status.error == 0 && memcmp(c, got_c, sizeof c) == 0);
-    wio_req_release(E[2], rs[0]);
-    wio_req_release(E[0], rs[1]);
+    /* 0 closes the connection with 1 for the cap; 1 answers, then reads no more */
+    idle_close_half_seen(0, 1, c0_at_1);
+    int round;
 
     /* now 0 reads 1's abandoned connect, accepts it; 1 adopts it */
     loop_release_holds(0);
@@ -402,24 +412,10 @@ static void test_connect_back(void)
         if (loop_registry[0]->ends[i]->s->state == WIO_SS_OPEN)
             c_at_0 = loop_registry[0]->ends[i];
     CHECK(c_at_0 != NULL);
-    uint8_t m2[16] = "1 to 2", g2[16], m0[16] = "1 to 0 again", g0[16];
+    uint8_t m0[16] = "1 to 0 again", g0[16];
     wio_req_impl *rs[4];
-    CHECK(wio_engine_irecv(E[2], G[2], 1, g2, sizeof g2, 4, WIO_CTX_USER, &rs[0]) == 0);
-    CHECK(wio_engine_isend(E[1], G[1], 2, m2, sizeof m2, 4, WIO_CTX_USER, &rs[1]) == 0);
-    int round = 0;
-    for (; round < 100000 && E[0]->peers[1]->state != WIO_PEER_IDLE_CLOSING; round++) {
-        wio_engine_progress(E[1], 0);
-        wio_engine_progress(E[2], 0);
-        wio_engine_progress(E[0], 0);
-    }
-    CHECK(E[0]->peers[1]->state == WIO_PEER_IDLE_CLOSING);
-    c_at_0->hold_reads = 1;
-    for (round = 0; round < 100000 && E[1]->peers[0]->state != WIO_PEER_IDLE; round++)
-        pump(1);
-    CHECK(E[1]->peers[0]->state == WIO_PEER_IDLE);
-    REQUIRE(pump_until(rs, 2, 200000) && memcmp(m2, g2, sizeof g2) == 0);
-    wio_req_release(E[2], rs[0]);
-    wio_req_release(E[1], rs[1]);
+    idle_close_half_seen(1, 0, c_at_0);
+    int round;
     /* 1 sends to 0 again: its new connect is refused while 0 still waits for the old end */
     CHECK(wio_engine_irecv(E[0], G[0], 1, g0, sizeof g0, 5, WIO_CTX_USER, &rs[2]) == 0);
     CHECK(wio_engine_isend(E[1], G[1], 0, m0, sizeof m0, 5, WIO_CTX_USER, &rs[3]) == 0);
