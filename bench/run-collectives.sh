@@ -42,10 +42,11 @@ waitio_job() {
   local port pid
   port=$(python3 "$here/../tests/scripts/free_port.py")
   export WAITIO_NPB=2 WAITIO_MASTER_HOST=127.0.0.1 WAITIO_MASTER_PORT=$port WAITIO_KEY=bench-$(od -An -tx8 -N16 /dev/urandom | tr -d ' \n')
-  WAITIO_PBID=0 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" auto,hier,flat 1048576 "$iters" | sed "s/^/$r,/" >>"$csv" &
+  WAITIO_PBID=0 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" auto,hier,flat 1048576 "$iters" >"$out/pb0.csv" &
   pid=$!
   WAITIO_PBID=1 timeout 300 mpirun.openmpi --oversubscribe -np "$P" "$out/waitio-bench-coll" auto,hier,flat 1048576 "$iters" >/dev/null
-  wait $pid
+  wait $pid # PB 0's exit status (set -e stops the run if it failed)
+  sed "s/^/$r,/" "$out/pb0.csv" >>"$csv"
 }
 for ((r = 1; r <= runs; r++)); do
   if ((r % 2)); then mpi_job; waitio_job; else waitio_job; mpi_job; fi
