@@ -351,12 +351,17 @@ static int allreduce_all_to_all(coll_op *c, void *buf, size_t count, int dtype, 
     wio_req_impl *r[2 * ALL_TO_ALL_MAX_RANKS] = {NULL};
     WIO_ASSERT(n <= ALL_TO_ALL_MAX_RANKS && bytes * (size_t)n <= sizeof all);
     memcpy(all + (size_t)me * bytes, buf, bytes);
-    for (int k = 1; k < n && !rc; k++) {
+    /* every post is tried even after one failed (a lost peer): the others still get our operand
+     * instead of waiting for it */
+    for (int k = 1; k < n; k++) {
         int from = (me - k + n) % n;
-        rc = xrecv(c, from, all + (size_t)from * bytes, bytes, &r[from]);
+        int err = xrecv(c, from, all + (size_t)from * bytes, bytes, &r[from]);
+        rc = rc ? rc : err;
     }
-    for (int k = 1; k < n && !rc; k++) /* the next rank first: the sends spread over the ranks */
-        rc = xsend(c, (me + k) % n, buf, bytes, &r[n + (me + k) % n]);
+    for (int k = 1; k < n; k++) { /* the next rank first: the sends spread over the ranks */
+        int err = xsend(c, (me + k) % n, buf, bytes, &r[n + (me + k) % n]);
+        rc = rc ? rc : err;
+    }
     int rc2 = wait_all(c, r, 2 * n); /* also after a failed post: nothing may point here later */
     if (!rc && !(rc = rc2)) {
         memcpy(buf, all, bytes);

@@ -7,7 +7,10 @@
  * other PBs' heads see the peer fail, and their PBs' other processes must learn it from them.
  * Each survivor prints "bcast_kill PB p rank r: <code name>" and exits 0 if the broadcast failed
  * with WAITIO_ERR_PEER (the head) or any error naming the head (the others).
- * Usage: mpi_bcast_kill [bytes]   (default 1.5 MiB)
+ * With "allreduce" instead of a size, the survivors call a small allreduce (8 bytes each) with
+ * the path WaitIO chooses itself (on one host: one round, every rank sending to every other):
+ * each needs the dead rank's operand, so each must fail with WAITIO_ERR_PEER.
+ * Usage: mpi_bcast_kill [bytes | allreduce]   (default 1.5 MiB)
  */
 #include <mpi.h>
 #include <signal.h>
@@ -16,7 +19,8 @@
 
 int main(int argc, char **argv)
 {
-    size_t bytes = argc > 1 ? (size_t)atol(argv[1]) : (3u << 19);
+    int allreduce = argc > 1 && !strcmp(argv[1], "allreduce");
+    size_t bytes = argc > 1 && !allreduce ? (size_t)atol(argv[1]) : (3u << 19);
     tu_set_name(argv[0]);
     tu_alarm(90);
     MPI_Init(&argc, &argv);
@@ -37,13 +41,16 @@ int main(int argc, char **argv)
         raise(SIGKILL);
         return 1;
     }
-    tu_phase("broadcast from the dead root");
+    tu_phase(allreduce ? "allreduce without the dead rank" : "broadcast from the dead root");
     double t0 = tu_now();
-    int rc = WAITIO_MPI_Bcast(buf, (int)bytes, WAITIO_MPI_BYTE, 0, U);
+    double one = 1.0, sum = 0;
+    int rc = allreduce ? WAITIO_MPI_Allreduce(&one, &sum, 1, WAITIO_MPI_DOUBLE, WAITIO_MPI_SUM, U)
+                       : WAITIO_MPI_Bcast(buf, (int)bytes, WAITIO_MPI_BYTE, 0, U);
     printf("bcast_kill PB %d rank %d: %s after %.2f s (%s)\n", pbid, wrank, tu_code_name(rc),
            tu_now() - t0, rc ? waitio_error_message() : "no error");
     fflush(stdout);
-    int ok = rc != 0 && (wrank != 0 || rc == WAITIO_ERR_PEER);
+    /* allreduce: everyone needs the dead rank's operand; bcast: the head sees the root fail */
+    int ok = allreduce ? rc == WAITIO_ERR_PEER : rc != 0 && (wrank != 0 || rc == WAITIO_ERR_PEER);
     free(buf);
     waitio_finalize();
     MPI_Finalize();
