@@ -6,8 +6,9 @@
  * (magic "WTIO", any frame), and the 24-byte short one (WIO_FRAME_SHORT_MARK) that the encoder
  * picks by itself for every EAGER frame without flags, id or aux, with a tag below 2^32 and of
  * at most 65535 payload bytes: the message path's common frame, so that a message of up to 32
- * bytes and its header fit in one cache line of a shared-memory ring. The decoder validates magic, version, type and the
- * per-type payload bound before anything else looks at the header.
+ * bytes and its header fit in one cache line of a shared-memory ring. The decoder validates
+ * magic (or mark), version (or the reserved byte), type and the per-type payload bound before
+ * anything else looks at the header.
  */
 #ifndef WIO_FRAME_H
 #define WIO_FRAME_H

@@ -13,8 +13,9 @@
  * it is not exploring: bit 0 the sequence number, bit 1 the payload length (at most what is
  * left of the input), bit 2 request ids (an id below 8 becomes the id of one of the posted
  * requests), bit 3 the form: a frame whose first input byte is the short header's mark goes as a
- * short EAGER header; magic (or mark), version (or the reserved byte) are always right. Then frames: a header (56
- * bytes of input, 24 for a short one; a frame starts while 56 are left), its payload.
+ * short EAGER header; magic (or mark) and version (or the reserved byte) are always right.
+ * Then frames: a header (56 bytes of input, 24 for a short one; a frame starts while 56 are
+ * left), its payload.
  * The engine must close the connection or keep it; nothing may crash, leak or hang. */
 #include <errno.h>
 #include <stdio.h>
