@@ -90,17 +90,20 @@ int main(int argc, char **argv)
     int nmodes = 0;
     for (char *save = NULL, *m = strtok_r(modes, ",", &save); m && nmodes < 4; m = strtok_r(NULL, ",", &save))
         mode_list[nmodes++] = m;
-    for (int i = 0; i < nmodes; i++)
+    int has_mpi = 0;
+    for (int i = 0; i < nmodes; i++) {
+        has_mpi |= !strcmp(mode_list[i], "mpi");
         if (strcmp(mode_list[i], "mpi") && strcmp(mode_list[i], "auto") && strcmp(mode_list[i], "hier") &&
             strcmp(mode_list[i], "flat")) {
             fprintf(stderr, "waitio-bench-coll: unknown mode '%s' (mpi, auto, hier, flat)\n", mode_list[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-    if (nmodes == 0 || (nmodes > 1 && (!strcmp(mode_list[0], "mpi") || strstr(argv[1], "mpi")))) {
+    }
+    if (nmodes == 0 || (has_mpi && nmodes > 1)) {
         fprintf(stderr, "waitio-bench-coll: give mpi alone, or a list of auto, hier, flat\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    use_waitio = strcmp(mode_list[0], "mpi") != 0;
+    use_waitio = !has_mpi;
     if (use_waitio) {
         select_mode(mode_list[0]);
         check(waitio_create_universe(&U), "create_universe");
