@@ -61,8 +61,8 @@ static int hier_mode(void)
 }
 
 /* The one-host range of op, from its variable ("MIN-MAX", either side may be empty) or the
- * table, read once (the environment of an MPI job is long: reading it per call cost a
- * microsecond). A malformed value is logged and ignored. */
+ * table, read and parsed once (not per call: the environment of an MPI job is long). A
+ * malformed value is logged and ignored. */
 static struct hier_range range_of(enum hier_op op)
 {
     static struct hier_range cached[HIER_NOPS];
