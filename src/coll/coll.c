@@ -19,7 +19,7 @@
 #define ALL_TO_ALL_MAX_RANKS 16
 
 /* Read once: the environment of an MPI job is long (about 90 variables under mpirun, 25 ns per
- * lookup here), and nothing in it changes per collective. */
+ * lookup here), and the flat algorithm is not meant to be switched between collectives. */
 int wio_coll_algorithm(void)
 {
     static int alg = -1;
