@@ -299,7 +299,7 @@ static void unexp_release(wio_engine *e, wio_unexp *ux)
 
 static void unexp_free(wio_engine *e, wio_unexp *ux)
 {
-    wio_mq_remove_unexpected(ux);
+    wio_mq_remove_unexpected(&e->mq, ux);
     if (ux->kind == WIO_UX_EAGER)
         e->unexpected_bytes -= ux->len;
     unexp_release(e, ux);
@@ -1913,11 +1913,12 @@ void wio_engine_free(wio_engine *e)
     }
     while (!wio_list_empty(&e->mq.unexpected)) {
         wio_unexp *ux = WIO_CONTAINER_OF(e->mq.unexpected.next, wio_unexp, link);
-        wio_mq_remove_unexpected(ux);
+        wio_mq_remove_unexpected(&e->mq, ux);
         if (ux->data != ux->small)
             free(ux->data);
         free(ux);
     }
+    wio_mq_fini(&e->mq);
     while (!wio_list_empty(&e->unexp_free)) {
         wio_unexp *ux = WIO_CONTAINER_OF(e->unexp_free.next, wio_unexp, link);
         wio_list_remove(&ux->link);

@@ -169,14 +169,20 @@ typedef struct wio_unexp {
     uint8_t small[WIO_UNEXP_INLINE];
 } wio_unexp;
 
-/* The matching queues (match.c): posted receives and unexpected messages, hashed by key. */
+/* The matching queues (match.c): posted receives and unexpected messages, hashed by key. The
+ * unexpected messages' table grows (4x) past two entries per bucket, up to 2^WIO_MQ_BITS_MAX
+ * buckets, and returns to the embedded one when the queue empties. */
 #define WIO_MQ_BITS 8
 #define WIO_MQ_BUCKETS (1u << WIO_MQ_BITS)
+#define WIO_MQ_BITS_MAX 20
 typedef struct wio_mq {
     wio_list posted[WIO_MQ_BUCKETS];       /* receives without wildcards, by key */
     wio_list posted_wild;                  /* receives with WAITIO_ANY_SOURCE or WAITIO_ANY_TAG */
     wio_list unexpected;                   /* every unexpected message, in arrival order */
-    wio_list unexp_bucket[WIO_MQ_BUCKETS]; /* the same, by key */
+    wio_list unexp_bucket[WIO_MQ_BUCKETS]; /* the same, by key (while unexp_big is NULL) */
+    wio_list *unexp_big;                   /* the grown table of 2^unexp_bits buckets, or NULL */
+    unsigned unexp_bits;
+    size_t unexp_count;
     uint64_t post_seq;
 } wio_mq;
 
@@ -312,6 +318,7 @@ void wio_req_pool_free(wio_engine *e);
 
 /* match.c: MPI matching rules over the posted and unexpected queues */
 void wio_mq_init(wio_mq *q);
+void wio_mq_fini(wio_mq *q);                    /* frees a grown table; the entries are the caller's */
 int wio_match(const wio_req_impl *r, uint32_t peer_id, uint32_t gid, uint32_t src, uint64_t tag);
 void wio_mq_post(wio_mq *q, wio_req_impl *r);   /* a posted receive leaves by wio_list_remove(&r->link) */
 /* Removes and returns the first posted receive that matches (sets its peer and status). */
@@ -319,7 +326,7 @@ wio_req_impl *wio_mq_take_posted(wio_mq *q, uint32_t peer_id, uint32_t gid, uint
 /* Calls fn on every posted receive until it returns nonzero (fn may remove r). */
 void wio_mq_foreach_posted(wio_mq *q, int (*fn)(wio_req_impl *r, void *arg), void *arg);
 void wio_mq_add_unexpected(wio_mq *q, wio_unexp *ux);
-void wio_mq_remove_unexpected(wio_unexp *ux);
+void wio_mq_remove_unexpected(wio_mq *q, wio_unexp *ux);
 /* Removes and returns the oldest unexpected message that r matches. */
 wio_unexp *wio_mq_take_unexpected(wio_mq *q, const wio_req_impl *r);
 

@@ -1,8 +1,10 @@
 /* match_queues.c — unit test of MPI matching over the hashed posted and unexpected queues
  * (src/core/match.c): order, wildcards against receives without them (whichever was posted
  * first wins), group/tag/source isolation, wildcard source validation against the group, 64-bit
- * tags, and a randomized comparison with a plain list scan (the definition of MPI matching)
- * over many keys, so that bucket collisions and the wildcard list are exercised together. */
+ * tags, a randomized comparison with a plain list scan (the definition of MPI matching) over
+ * many keys, so that bucket collisions and the wildcard list are exercised together, and the
+ * same comparison while the unexpected table grows and shrinks (thousands of keys waiting, as
+ * at a reduce root whose children ran ahead). */
 #include <string.h>
 #include "check.h"
 #include "core/engine.h"
@@ -166,6 +168,71 @@ static void test_random_against_linear(void)
             used[want] = 1;
     }
     CHECK(mismatches == 0);
+    wio_mq_fini(&q);
+}
+
+/* Collective-like traffic: every call has a tag of its own and 3 peers run up to thousands of
+ * calls ahead, so thousands of keys wait at once. Messages arrive in random interleavings,
+ * receives (some with wildcards) take them in between; every answer is checked against the
+ * linear scan while the table grows, and it must be back to the embedded one once empty. */
+#define NGROW 6000
+static void test_growing_table_against_linear(void)
+{
+    static wio_mq q;
+    static wio_unexp msgs[NGROW];
+    static int used[NGROW];
+    wio_mq_init(&q);
+    memset(used, 0, sizeof used);
+    uint64_t next_tag[3] = {0, 0, 0};
+    int arrived = 0, mismatches = 0, taken = 0;
+    unsigned max_bits = q.unexp_bits;
+    uint64_t want_tag = 0; /* the receiver's next call */
+    while (taken < NGROW) {
+        /* bursts of arrivals: a peer sends a message of its current call, and a third of the
+         * time another one of the same call (same key: their order must survive a rehash) */
+        for (int k = rnd() % 64; k > 0 && arrived < NGROW; k--) {
+            uint32_t src = 1 + rnd() % 3;
+            arrive(&q, &msgs[arrived++], members[src], src, next_tag[src - 1]);
+            if (rnd() % 3)
+                next_tag[src - 1]++;
+        }
+        if (q.unexp_bits > max_bits)
+            max_bits = q.unexp_bits;
+        for (int k = rnd() % 48; k > 0; k--) {
+            wio_req_impl r;
+            int wild = rnd() % 10 == 0;
+            uint32_t src = 1 + rnd() % 3;
+            req_init(&r, wild ? WAITIO_ANY_SOURCE : (int)src, wild && rnd() % 2 ? WAITIO_ANY_TAG : want_tag);
+            int want = -1;
+            for (int i = 0; i < arrived && want < 0; i++)
+                if (!used[i] && wio_match(&r, msgs[i].peer_id, msgs[i].gid, msgs[i].src, msgs[i].tag))
+                    want = i;
+            wio_unexp *got = wio_mq_take_unexpected(&q, &r);
+            mismatches += got != (want < 0 ? NULL : &msgs[want]);
+            if (want >= 0) {
+                used[want] = 1;
+                taken++;
+            }
+            if (rnd() % 3 == 0)
+                want_tag++;
+        }
+        if (arrived == NGROW && taken < NGROW) /* drain what the random receives left */
+            for (int i = 0; i < NGROW; i++)
+                if (!used[i]) {
+                    wio_req_impl r;
+                    req_init(&r, (int)msgs[i].src, msgs[i].tag);
+                    mismatches += wio_mq_take_unexpected(&q, &r) != &msgs[i];
+                    used[i] = 1;
+                    taken++;
+                }
+    }
+    CHECK(mismatches == 0);
+    CHECK(max_bits > WIO_MQ_BITS); /* it did grow */
+    CHECK(q.unexp_count == 0 && q.unexp_big == NULL && q.unexp_bits == WIO_MQ_BITS);
+    CHECK(wio_list_empty(&q.unexpected));
+    for (unsigned i = 0; i < WIO_MQ_BUCKETS; i++)
+        CHECK(wio_list_empty(&q.unexp_bucket[i]));
+    wio_mq_fini(&q);
 }
 
 int main(void)
@@ -174,5 +241,6 @@ int main(void)
     test_unexpected_non_overtaking();
     test_tags_are_64_bit();
     test_random_against_linear();
+    test_growing_table_against_linear();
     return check_report("match_queues");
 }
