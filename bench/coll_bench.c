@@ -4,13 +4,13 @@
  *   mpi        one MPI job of the whole size: MPI_Bcast / MPI_Reduce / MPI_Allreduce
  *   hier       several PBs coupled through WaitIO, collectives on the universe, hierarchical
  *              (inside each PB with its MPI through the adapter, across PBs between the heads)
- *   flat       the same but flat over WaitIO only (WAITIO_COLL_HIER=0)
- *   auto       the same with WaitIO's own choice per call (WAITIO_COLL_HIER unset)
+ *   flat       the same but flat over WaitIO only (WAITIO_COLL_PATH_FLAT)
+ *   auto       the same with WaitIO's own choice per call (WAITIO_COLL_PATH_AUTO)
  * Prints CSV lines "mode,op,bytes,usec" from global rank 0 (the time is the maximum over ranks
  * of the mean time per call). The WaitIO modes may be given as a list (e.g. auto,hier,flat): one
- * job then measures each operation and size in every mode in turn (WAITIO_COLL_HIER is read at
- * every call), so that the modes compare under the same conditions on a machine whose speed
- * drifts between jobs.
+ * job then measures each operation and size in every mode in turn (waitio_coll_set_path before
+ * each), so that the modes compare under the same conditions on a machine whose speed drifts
+ * between jobs.
  * Usage: waitio-bench-coll mpi|MODE[,MODE...] [max_bytes] [iterations]
  */
 #include <mpi.h>
@@ -73,10 +73,9 @@ static void select_mode(const char *mode)
 {
     if (!use_waitio)
         return;
-    if (!strcmp(mode, "auto"))
-        unsetenv("WAITIO_COLL_HIER");
-    else
-        setenv("WAITIO_COLL_HIER", strcmp(mode, "flat") ? "1" : "0", 1);
+    int path = !strcmp(mode, "auto") ? WAITIO_COLL_PATH_AUTO : !strcmp(mode, "flat") ? WAITIO_COLL_PATH_FLAT
+                                                                                    : WAITIO_COLL_PATH_HIER;
+    check(waitio_coll_set_path(path), "coll_set_path");
 }
 
 int main(int argc, char **argv)

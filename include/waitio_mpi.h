@@ -141,6 +141,17 @@ WAITIO_API int waitio_mpi_alltoall(const void *sendbuf, int sendcount,
                                    WAITIO_MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                    WAITIO_MPI_Datatype recvtype, WAITIO_MPI_Comm comm);
 
+/* The path of bcast, reduce, allreduce and barrier on the universe when every PB has an MPI
+ * adapter (docs/mpi-layer.md): chosen per call by operation and size (WAITIO_COLL_PATH_AUTO, the
+ * default), always flat over WaitIO, or always hierarchical (through each PB's MPI) — what
+ * WAITIO_COLL_HIER=auto|0|1 sets; that variable is read once, at the first collective. The
+ * choice applies to this process's next collectives: every process of the universe must make
+ * the same one before the same collective. WAITIO_ERR_ARG for any other value. */
+#define WAITIO_COLL_PATH_AUTO (-1)
+#define WAITIO_COLL_PATH_FLAT 0
+#define WAITIO_COLL_PATH_HIER 1
+WAITIO_API int waitio_coll_set_path(int path);
+
 /*
  * The original's Fortran-callable C entry points: the same operations as the Fortran
  * subroutines of waitio_mpif.h (WAITIO_MPI_ISEND = waitio_mpi_isend_f, ...), every argument by

@@ -4,6 +4,7 @@
  * that several ranks hold is computed once and copied, so all ranks get identical bits.
  * Messages use the group's collective context and a per-group sequence number as tag.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -194,6 +195,27 @@ int wio_coll_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dty
     return bcast_tree(&c, buf, count * es, root);
 }
 
+/* ---- scratch space ---- */
+
+/* One operand's scratch space: on the caller's stack up to SCRATCH_STACK_BYTES (the small
+ * collectives that run back to back, where a malloc and free per call per rank shows), else
+ * allocated. Aligned for any datatype the operations fold. */
+#define SCRATCH_STACK_BYTES 1024
+typedef struct coll_scratch {
+    _Alignas(max_align_t) uint8_t small[SCRATCH_STACK_BYTES];
+} coll_scratch;
+
+static void *scratch_get(coll_scratch *s, size_t bytes)
+{
+    return bytes <= sizeof s->small ? s->small : malloc(bytes);
+}
+
+static void scratch_put(coll_scratch *s, void *p)
+{
+    if (p != s->small)
+        free(p);
+}
+
 /* ---- reduce ---- */
 
 /* Binomial-tree reduction of acc (count elements) toward root; the root's acc is the result. */
@@ -201,7 +223,8 @@ static int reduce_tree(coll_op *c, void *acc, size_t count, int dtype, int op, i
 {
     size_t bytes = count * wio_dtype_size(dtype);
     int n = c->g->size, vr = (c->g->my_rank - root + n) % n, rc = 0;
-    void *tmp = malloc(bytes ? bytes : 1);
+    coll_scratch scratch;
+    void *tmp = scratch_get(&scratch, bytes);
     if (!tmp)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in reduce");
     for (int mask = 1; mask < n && !rc; mask <<= 1) {
@@ -215,7 +238,7 @@ static int reduce_tree(coll_op *c, void *acc, size_t count, int dtype, int op, i
                 wio_op_apply(op, dtype, tmp, acc, count);
         }
     }
-    free(tmp);
+    scratch_put(&scratch, tmp);
     return rc;
 }
 
@@ -262,19 +285,25 @@ int wio_coll_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, s
     if ((rc = op_begin(&c, e, g)) || (rc = check_reduce(dtype, op, &es)) || (rc = check_root(g, root)))
         return rc;
     size_t bytes = count * es;
-    int is_root = g->my_rank == root;
+    int is_root = g->my_rank == root, linear = wio_coll_algorithm() == WIO_COLL_LINEAR;
+    int vr = (g->my_rank - root + g->size) % g->size;
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
-    void *acc = is_root ? rbuf : malloc(bytes ? bytes : 1);
+    /* a rank that only sends (every one but the root in the linear algorithm, the odd ones in
+     * the tree) sends its operand where it is: no copy */
+    if (!is_root && (linear || (vr & 1)))
+        return linear ? send_blocking(&c, root, src, bytes) : send_blocking(&c, (vr - 1 + root) % g->size, src, bytes);
+    coll_scratch scratch;
+    void *acc = is_root ? rbuf : scratch_get(&scratch, bytes);
     if (!acc)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in reduce");
     if (acc != src && bytes)
         memmove(acc, src, bytes);
-    if (wio_coll_algorithm() == WIO_COLL_LINEAR)
+    if (linear)
         rc = reduce_linear(&c, acc, count, dtype, op, root);
     else
         rc = reduce_tree(&c, acc, count, dtype, op, root);
     if (!is_root)
-        free(acc);
+        scratch_put(&scratch, acc);
     return rc;
 }
 
@@ -316,7 +345,8 @@ static int allreduce_doubling(coll_op *c, void *buf, size_t count, int dtype, in
 {
     size_t bytes = count * wio_dtype_size(dtype);
     int n = c->g->size, me = c->g->my_rank, rc = 0;
-    void *tmp = malloc(bytes ? bytes : 1);
+    coll_scratch scratch;
+    void *tmp = scratch_get(&scratch, bytes);
     if (!tmp)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in allreduce");
     for (int mask = 1; mask < n && !rc; mask <<= 1) {
@@ -325,7 +355,7 @@ static int allreduce_doubling(coll_op *c, void *buf, size_t count, int dtype, in
         if (!rc)
             wio_op_apply(op, dtype, tmp, buf, count);
     }
-    free(tmp);
+    scratch_put(&scratch, tmp);
     return rc;
 }
 
@@ -347,7 +377,7 @@ static int allreduce_all_to_all(coll_op *c, void *buf, size_t count, int dtype, 
 {
     size_t bytes = count * wio_dtype_size(dtype);
     int n = c->g->size, me = c->g->my_rank, rc = 0;
-    uint8_t all[ALL_TO_ALL_MAX_BYTES];
+    _Alignas(max_align_t) uint8_t all[ALL_TO_ALL_MAX_BYTES]; /* folded as any datatype */
     wio_req_impl *r[2 * ALL_TO_ALL_MAX_RANKS] = {NULL};
     WIO_ASSERT(n <= ALL_TO_ALL_MAX_RANKS && bytes * (size_t)n <= sizeof all);
     memcpy(all + (size_t)me * bytes, buf, bytes);

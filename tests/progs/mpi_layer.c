@@ -184,6 +184,16 @@ static void fill(const dtype_case *d, void *buf, int r, size_t count, int op)
 
 /* Reductions: this PB against its MPI; the universe against the independent values; hierarchical
  * against flat. */
+/* The path of the universe's collectives, as WAITIO_COLL_HIER spells it: "0" flat, "1"
+ * hierarchical, "auto" chosen per call (waitio_coll_set_path: the variable is read once). */
+static void set_path(const char *mode)
+{
+    if (waitio_coll_set_path(2) != WAITIO_ERR_ARG) /* not a path: refused, the setting kept */
+        FAIL("waitio_coll_set_path(2) was not refused");
+    CHECK_RC(waitio_coll_set_path(!strcmp(mode, "auto") ? WAITIO_COLL_PATH_AUTO
+                                  : !strcmp(mode, "0") ? WAITIO_COLL_PATH_FLAT : WAITIO_COLL_PATH_HIER));
+}
+
 static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcount)
 {
     static const size_t counts[] = {0, 1, 7, 1000, 20000};
@@ -219,7 +229,7 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
                 for (size_t i = 0; i < n; i++)
                     store(d, want, i, expected_reduce(usize, i, op));
                 for (int flat = 0; flat < 2; flat++) {
-                    setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
+                    set_path(flat ? "0" : "1");
                     memset(a, 0xa5, n * d->size);
                     CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)n, d->w, op, U));
                     if (!same_values(d, a, want, n))
@@ -232,7 +242,7 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
                         FAIL("universe Reduce %s %s count %zu root %d (%s) wrong", d->name,
                              ops[k].name, n, uroot, flat ? "flat" : "hierarchical");
                 }
-                unsetenv("WAITIO_COLL_HIER");
+                set_path("auto");
             }
         }
     }
@@ -240,7 +250,7 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
     const dtype_case *d = &dtypes[DT_DOUBLE];
     fill(d, in, urank, maxcount, WAITIO_MPI_SUM);
     for (int flat = 0; flat < 2; flat++) {
-        setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
+        set_path(flat ? "0" : "1");
         CHECK_RC(WAITIO_MPI_Allreduce(in, a, (int)maxcount, d->w, WAITIO_MPI_SUM, U));
         for (size_t i = 0; i < maxcount; i++)
             if (((double *)a)[i] != (double)expected_reduce(usize, i, WAITIO_MPI_SUM)) {
@@ -248,7 +258,7 @@ static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcoun
                 break;
             }
     }
-    unsetenv("WAITIO_COLL_HIER");
+    set_path("auto");
     free(in);
     free(a);
     free(b);
@@ -263,7 +273,7 @@ static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
     int *in = calloc((size_t)N * 64, sizeof(int));
     for (int root = 0; root < usize; root += (usize > 3 ? usize / 3 : 1)) {
         for (int flat = 0; flat < 2; flat++) {
-            setenv("WAITIO_COLL_HIER", flat ? "0" : "1", 1);
+            set_path(flat ? "0" : "1");
             for (int i = 0; i < N; i++)
                 a[i] = urank == root ? root * 100000 + i : -1;
             CHECK_RC(WAITIO_MPI_Bcast(a, N, WAITIO_MPI_INT, root, U));
@@ -274,14 +284,14 @@ static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
                 }
         }
     }
-    unsetenv("WAITIO_COLL_HIER");
+    set_path("auto");
     /* a large broadcast (1.2 MiB, not a whole number of segments): flat, hierarchical in one
      * piece, hierarchical in segments (the PBs' MPI overlapping the heads' WaitIO), and chosen */
     enum { BIG = 300 * 1024 + 17 };
     int *big = malloc(sizeof(int) * BIG);
     static const char *const hier_modes[][2] = {{"0", "0"}, {"1", "0"}, {"1", "1"}, {"auto", "auto"}};
     for (int m = 0; big && m < 4; m++) {
-        setenv("WAITIO_COLL_HIER", hier_modes[m][0], 1);
+        set_path(hier_modes[m][0]);
         setenv("WAITIO_COLL_PIPELINE", hier_modes[m][1], 1);
         int broot = (m * 2 + 1) % usize;
         for (int i = 0; i < BIG; i++)
@@ -295,7 +305,7 @@ static void test_data_movement(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
             }
     }
     free(big);
-    unsetenv("WAITIO_COLL_HIER");
+    set_path("auto");
     unsetenv("WAITIO_COLL_PIPELINE");
     /* inside the PB against MPI */
     for (int i = 0; i < N; i++)
@@ -387,7 +397,7 @@ static void test_same_bits(WAITIO_MPI_Comm U)
     double in[MAXN], out[MAXN];
     uint64_t bits[MAXN], hi[MAXN], lo[MAXN];
     for (int m = 0; m < 3; m++) {
-        setenv("WAITIO_COLL_HIER", modes[m], 1);
+        set_path(modes[m]);
         for (int c = 0; c < 4; c++) {
             int n = counts[c];
             for (int i = 0; i < n; i++)
@@ -404,7 +414,7 @@ static void test_same_bits(WAITIO_MPI_Comm U)
                 }
         }
     }
-    unsetenv("WAITIO_COLL_HIER");
+    set_path("auto");
 }
 
 static void test_in_place(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
@@ -413,7 +423,7 @@ static void test_in_place(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
     double *a = calloc((size_t)N * (size_t)usize, sizeof(double));
     static const char *const modes[] = {"0", "1", "auto"};
     for (int m = 0; m < 3; m++) {
-        setenv("WAITIO_COLL_HIER", modes[m], 1);
+        set_path(modes[m]);
         for (int i = 0; i < N; i++)
             a[i] = (double)input_value(urank, (size_t)i, WAITIO_MPI_SUM);
         CHECK_RC(WAITIO_MPI_Allreduce(WAITIO_MPI_IN_PLACE, a, N, WAITIO_MPI_DOUBLE, WAITIO_MPI_SUM, U));
@@ -433,7 +443,7 @@ static void test_in_place(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P)
                 break;
             }
     }
-    unsetenv("WAITIO_COLL_HIER");
+    set_path("auto");
     for (int i = 0; i < N; i++)
         a[i] = wrank + i;
     CHECK_RC(WAITIO_MPI_Allreduce(WAITIO_MPI_IN_PLACE, a, N, WAITIO_MPI_DOUBLE, WAITIO_MPI_MAX, P));
