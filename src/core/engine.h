@@ -58,6 +58,7 @@ typedef struct wio_link {
     int open;                    /* bulk: frames may be sent (the main link uses peer->state) */
     unsigned tried;              /* transports tried for this connect (bit per slot) */
     unsigned drops;              /* connects the peer dropped before its verdict, in a row */
+    unsigned spin_wins;          /* waits on it in a row that ended while spinning (conn_park) */
     struct wio_req_impl *rx_req; /* where the payload of the frame being received goes */
     struct wio_unexp *rx_unexp;
     uint8_t rx_rdv[WIO_RDV_DESC_MAX]; /* the direct-read descriptor of the RTS being received */

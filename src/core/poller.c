@@ -30,6 +30,8 @@ struct wio_poller {
     double next_yield_epoll;   /* wio_poller_yielding: when to force the next epoll round */
     int tick_due;
     int running;               /* re-entry guard: callbacks must not run the loop */
+    wio_poll_fd *parked[WIO_POLL_MAX_PARKED]; /* out of the epoll set (wio_poller_park) */
+    int nparked;
 };
 
 int wio_poller_create(wio_poller **out)
@@ -62,6 +64,7 @@ int wio_poller_add(wio_poller *p, wio_poll_fd *pf, int fd, uint32_t events)
     struct epoll_event ev = {.events = events, .data.ptr = pf};
     pf->fd = fd;
     pf->events = events;
+    pf->parked = 0;
     if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
         return wio_fail(WAITIO_ERR_SYS, "epoll_ctl(ADD): %s", strerror(errno));
     return 0;
@@ -71,6 +74,10 @@ int wio_poller_mod(wio_poller *p, wio_poll_fd *pf, uint32_t events)
 {
     if (pf->events == events)
         return 0;
+    if (pf->parked) { /* armed when it goes back into the set */
+        pf->events = events;
+        return 0;
+    }
     struct epoll_event ev = {.events = events, .data.ptr = pf};
     if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, pf->fd, &ev) != 0)
         return wio_fail(WAITIO_ERR_SYS, "epoll_ctl(MOD): %s", strerror(errno));
@@ -78,10 +85,67 @@ int wio_poller_mod(wio_poller *p, wio_poll_fd *pf, uint32_t events)
     return 0;
 }
 
+static void parked_remove(wio_poller *p, wio_poll_fd *pf)
+{
+    for (int i = 0; i < p->nparked; i++)
+        if (p->parked[i] == pf) {
+            p->parked[i] = p->parked[--p->nparked];
+            break;
+        }
+    pf->parked = 0;
+}
+
 void wio_poller_del(wio_poller *p, wio_poll_fd *pf)
 {
+    if (pf->parked) {
+        parked_remove(p, pf); /* not in the set */
+        return;
+    }
     if (pf->fd >= 0)
         (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, pf->fd, NULL); /* closing the fd removes it anyway */
+}
+
+int wio_poller_park(wio_poller *p, wio_poll_fd *pf)
+{
+    if (pf->parked)
+        return 0;
+    if (pf->fd < 0 || p->nparked == WIO_POLL_MAX_PARKED || epoll_ctl(p->epfd, EPOLL_CTL_DEL, pf->fd, NULL) != 0)
+        return -1;
+    pf->parked = 1;
+    p->parked[p->nparked++] = pf;
+    return 0;
+}
+
+/* Before blocking: every parked descriptor back into the epoll set. One that cannot be put back
+ * (out of kernel memory) stays parked; returns nonzero then, and the caller must not block. */
+static int unpark_all(wio_poller *p)
+{
+    int stuck = 0;
+    for (int i = 0; i < p->nparked;) {
+        wio_poll_fd *pf = p->parked[i];
+        struct epoll_event ev = {.events = pf->events, .data.ptr = pf};
+        if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, pf->fd, &ev) != 0) {
+            wio_warn("epoll_ctl(ADD) of a parked descriptor: %s; polling it instead of blocking", strerror(errno));
+            stuck = 1;
+            i++;
+            continue;
+        }
+        pf->parked = 0;
+        p->parked[i] = p->parked[--p->nparked];
+    }
+    return stuck;
+}
+
+/* A round that runs epoll without blocking also looks at the parked descriptors, as epoll would
+ * have. Their hooks may close others (and so unpark them): a snapshot, each checked again. */
+static void poll_parked(wio_poller *p)
+{
+    wio_poll_fd *snap[WIO_POLL_MAX_PARKED];
+    int n = p->nparked;
+    memcpy(snap, p->parked, sizeof snap[0] * (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (snap[i]->parked)
+            snap[i]->ready(snap[i], EPOLLIN | (snap[i]->events & EPOLLOUT));
 }
 
 void wio_poller_add_source(wio_poller *p, wio_poll_source *s)
@@ -184,6 +248,8 @@ static int run_epoll(wio_poller *p, int timeout_ms, int sleeping, int busy)
         wio_poll_fd *pf = ev[i].data.ptr;
         pf->ready(pf, ev[i].events);
     }
+    if (p->nparked)
+        poll_parked(p);
     tick_sometimes(p, timeout_ms != 0);
     after_epoll(p);
     return n + busy;
@@ -195,6 +261,8 @@ int wio_poller_run(wio_poller *p, int timeout_ms)
     p->running = 1;
     int busy = p->polled ? poll_sources(p) : 0;
     int sleeping = 0;
+    if (timeout_ms != 0 && p->nparked && unpark_all(p))
+        timeout_ms = 0;
     if (busy) {
         timeout_ms = 0;
     } else if (timeout_ms != 0 && p->polled) {
@@ -220,6 +288,8 @@ int wio_poller_fd(const wio_poller *p) { return p->epfd; }
 int wio_poller_sleep_begin(wio_poller *p, int timeout_ms)
 {
     WIO_ASSERT(!p->running);
+    if (p->nparked && unpark_all(p))
+        return 0;
     return p->polled ? prepare_sleep(p, timeout_ms) : timeout_ms;
 }
 

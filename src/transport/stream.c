@@ -1004,6 +1004,14 @@ void wio_stream_poll(wio_stream *s)
         stream_flush(s);
 }
 
+void wio_stream_park(wio_stream *s)
+{
+    if (s->state != WIO_SS_OPEN || s->pf.fd < 0 || s->pf.parked)
+        return;
+    if (wio_poller_park(s->ctx->p.poller, &s->pf) == 0) /* else epoll keeps it, as before */
+        wio_debug("%s: parked (read directly until this process blocks)", s->desc);
+}
+
 void wio_stream_eof(wio_stream *s)
 {
     wio_stream_fail(s, WAITIO_ERR_PEER, s->state == WIO_SS_SHUTDOWN ? "closed after our half-close (finalize or idle close)"

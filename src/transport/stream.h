@@ -202,6 +202,8 @@ int wio_stream_idle(const wio_stream *s);
 void wio_stream_read(wio_stream *s);
 /* The transports' conn_poll (transport.h): reads what has arrived and writes what waits. */
 void wio_stream_poll(wio_stream *s);
+/* An open stream's socket leaves the poller's epoll set until the process blocks (poller.h). */
+void wio_stream_park(wio_stream *s);
 void wio_stream_writable(wio_stream *s);
 /* The end of the stream (EOF) was reached by the pipe. */
 void wio_stream_eof(wio_stream *s);

@@ -203,6 +203,7 @@ static int tcp_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, v
 
 static void tcp_send(void *conn, wio_send_item *it) { wio_stream_send(conn, it); }
 static void tcp_conn_poll(void *conn) { wio_stream_poll(conn); }
+static void tcp_conn_park(void *conn) { wio_stream_park(conn); }
 static int tcp_send_now(void *conn, wio_frame_hdr *h, const void *payload)
 {
     return wio_stream_send_now(conn, h, payload);
@@ -232,6 +233,7 @@ const wio_transport_ops wio_transport_tcp = {
     .send = tcp_send,
     .send_now = tcp_send_now,
     .conn_poll = tcp_conn_poll,
+    .conn_park = tcp_conn_park,
     .conn_idle = tcp_conn_idle,
     .conn_shutdown = tcp_conn_shutdown,
     .conn_close = tcp_conn_close,

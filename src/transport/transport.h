@@ -176,6 +176,10 @@ typedef struct wio_transport_ops {
      * call for the poller (tcp: a recv instead of an epoll_wait and then the recv; shm: its ring
      * only, not every ring). */
     void (*conn_poll)(void *conn);
+    /* Optional, with conn_poll: waits keep spinning on this connection, one after the other (a
+     * ping-pong); it may leave the poller's epoll set (wio_poller_park: the wake-up callback
+     * costs the sender's system call) until the process next blocks. */
+    void (*conn_park)(void *conn);
     /* After the last frame (BYE, IDLE_CLOSE ACK) is written: half-close; closed follows when
      * the peer closes too. */
     void (*conn_shutdown)(void *conn);
