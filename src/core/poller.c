@@ -261,9 +261,7 @@ int wio_poller_run(wio_poller *p, int timeout_ms)
     p->running = 1;
     int busy = p->polled ? poll_sources(p) : 0;
     int sleeping = 0;
-    if (timeout_ms != 0 && p->nparked && unpark_all(p))
-        timeout_ms = 0;
-    if (busy) {
+    if (busy || (timeout_ms != 0 && p->nparked && unpark_all(p))) {
         timeout_ms = 0;
     } else if (timeout_ms != 0 && p->polled) {
         sleeping = 1;
