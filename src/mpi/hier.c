@@ -53,8 +53,8 @@ static const struct hier_range {
 
 /* WAITIO_COLL_HIER: 1 = hierarchical whenever possible, 0 = flat, unset/auto = chosen; read
  * at the first collective, then only waitio_coll_set_path changes it. Not per call: a lookup
- * in the environment of an MPI job (about 90 variables) cost 0.2 of a 0.9 µs pipelined 64-byte
- * reduce of 2 PBs x 4 (eight lookups per call on 2 cores). */
+ * in the environment of an MPI job (about 90 variables) cost 0.2 µs of a 0.9 µs pipelined
+ * 64-byte reduce of 2 PBs x 4 (eight lookups per call on 2 cores). */
 static int hier_mode_setting = -2; /* -2: not read yet */
 
 static int hier_mode(void)
@@ -389,7 +389,7 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
     /* a root that is its PB's head folds straight into its receive buffer (not in place: the
      * PB's reduce reads src while it writes there) */
-    int into_rbuf = g->my_rank == root && rlocal == 0 && sbuf != WIO_IN_PLACE;
+    int into_rbuf = g->my_rank == root && rlocal == 0 && sbuf != WIO_IN_PLACE && bytes;
     uint8_t *part = into_rbuf ? rbuf : malloc(bytes ? bytes : 1);
     if (!part)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
