@@ -289,9 +289,9 @@ int wio_coll_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf, s
     int vr = (g->my_rank - root + g->size) % g->size;
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
     /* a rank that only sends (every one but the root in the linear algorithm, the odd ones in
-     * the tree) sends its operand where it is: no copy */
+     * the tree, to the parent reduce_tree would send to) sends its operand where it is: no copy */
     if (!is_root && (linear || (vr & 1)))
-        return linear ? send_blocking(&c, root, src, bytes) : send_blocking(&c, (vr - 1 + root) % g->size, src, bytes);
+        return send_blocking(&c, linear ? root : ((vr & ~1) + root) % g->size, src, bytes);
     coll_scratch scratch;
     void *acc = is_root ? rbuf : scratch_get(&scratch, bytes);
     if (!acc)
