@@ -890,5 +890,7 @@ void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err)
             !((am_op *)q->ext)->sending)
             op_free_ext(q);
     }
-    wio_rpc_drop_peer(r, peer);
+    /* Calls that arrived whole stay queued and run (without a reply): the last thing a process
+     * sends before it exits may be a call — shmem_global_exit's — and its end of the connection
+     * is often read in the same progress round as the call; dropping them here lost it. */
 }

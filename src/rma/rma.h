@@ -177,7 +177,6 @@ uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t com
 
 /* rpc.c */
 void wio_rpc_deferred(void *ctx);            /* engine hook: runs waiting calls */
-void wio_rpc_drop_peer(wio_rma *r, uint32_t peer);
 void wio_rpc_free_all(wio_rma *r);
 int wio_rpc_has_handlers(const wio_rma *r);
 

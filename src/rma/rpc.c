@@ -109,18 +109,6 @@ void wio_rpc_deferred(void *ctx)
         r->e->ext_work = 1;
 }
 
-void wio_rpc_drop_peer(wio_rma *r, uint32_t peer)
-{
-    wio_list *pos, *tmp;
-    WIO_LIST_FOREACH_SAFE(pos, tmp, &r->calls) {
-        wio_rpc_call *c = WIO_CONTAINER_OF(pos, wio_rpc_call, link);
-        if (c->peer == peer) {
-            wio_list_remove(&c->link);
-            free(c);
-        }
-    }
-}
-
 void wio_rpc_free_all(wio_rma *r)
 {
     while (!wio_list_empty(&r->calls)) {

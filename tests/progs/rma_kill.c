@@ -5,15 +5,33 @@
  * itself with SIGKILL, while every other member reads from it in a loop (blocking gets,
  * non-blocking gets, fetching atomics). Each survivor must see its operations on the victim
  * fail with a peer error within --limit seconds (default 10) of the victim's death — none may
- * hang — and must then still complete one-sided operations with the other survivors.
+ * hang — and must then still complete one-sided operations with the other survivors. The
+ * victim's last act is a fire-and-forget call to every survivor, right before SIGKILL: the call
+ * arrives together with the end of the connection and must still run (it is how
+ * shmem_global_exit reaches the others).
  * Prints "rma_kill ok: <survivor> saw <error> after <s> s" per survivor.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include "testutil.h"
 #include "waitio_mpi.h"
 #include "waitio_rma.h"
 
 #define PART 65536
+#define LAST_WORDS 5 /* the handler id of the victim's last call */
+
+static atomic_int last_words = -1; /* the origin of the victim's last call, once it ran */
+
+static int on_last_words(int origin, const void *args, size_t len, void *reply, size_t *reply_len, void *user)
+{
+    (void)args;
+    (void)len;
+    (void)reply;
+    (void)reply_len;
+    (void)user;
+    atomic_store(&last_words, origin);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -48,6 +66,7 @@ int main(int argc, char **argv)
     void *hb;
     TU_CHECK(waitio_win_create(world, mem, PART, &uw));
     TU_CHECK(waitio_win_allocate(world, PART, &hw, &hb));
+    TU_CHECK(waitio_rpc_register(LAST_WORDS, on_last_words, NULL));
     memset(mem, 0x5a, PART);
     TU_CHECK(waitio_mpi_barrier(world));
     if (me == victim) {
@@ -55,6 +74,9 @@ int main(int argc, char **argv)
         double t0 = tu_now();
         while (tu_now() - t0 < 0.3) /* busy, not in the library: served by its progress thread or not at all */
             ;
+        for (int t = 0; t < n; t++)
+            if (t != me)
+                TU_CHECK(waitio_rpc_ff(world, t, LAST_WORDS, &me, sizeof me));
         printf("victim %d: killing myself\n", me);
         fflush(stdout);
         raise(SIGKILL);
@@ -114,6 +136,12 @@ int main(int argc, char **argv)
     }
     int64_t others = n - 2;
     TU_CHECK(waitio_wait_until(hb, WAITIO_AMO_INT64, WAITIO_CMP_EQ, &others, 20));
+    tu_phase("waiting for the victim's last call to have run");
+    for (double t2 = tu_now(); atomic_load(&last_words) < 0 && tu_now() - t2 < 10;)
+        TU_CHECK(waitio_progress());
+    if (atomic_load(&last_words) != victim)
+        TU_FAIL("the victim's last call (sent right before it died) %s", atomic_load(&last_words) < 0
+                ? "never ran here: lost with the connection" : "ran with the wrong origin");
     printf("rma_kill ok: %d saw %s after %.2f s (%lu operations before)\n", me, tu_code_name(err),
            after < 0 ? 0 : after, ops);
     fflush(stdout);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rma_kill.sh — a member killed while the others read from it (tests/progs/rma_kill.c): every
 # survivor's one-sided operations on it fail with WAITIO_ERR_PEER within 10 s (none hangs), later
-# ones at once, and the survivors keep working with each other. Processes are started by hand
+# ones at once, and the survivors keep working with each other; the fire-and-forget call the
+# victim sent right before SIGKILL still runs on every survivor. Processes are started by hand
 # (waitio-oshrun would stop them all), over: the default transports (frames over shm rings or
 # its progress thread serving while the victim computes), tcp, and shm with WAITIO_RMA_DIRECT=0.
 # timeout: 120
