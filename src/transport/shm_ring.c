@@ -30,8 +30,8 @@
 
 #define SHM_MAGIC 0x3130484d534f4957ull /* "WIOSHM01" */
 /* 2: records with control words; 3: light publishing, the short EAGER header's line layout;
- * 4: the reader, not the writer, clears the words of released space. The record alignment is
- * part of it: builds that differ there refuse each other's segments. */
+ * 4: the reader zeroes the word of every record it releases. The record alignment is part of
+ * it: builds that differ there refuse each other's segments. */
 #define SHM_VERSION (4u | (WIO_SHM_REC_ALIGN << 8))
 #define SHM_PREFIX "waitio-"
 #define CACHE_LINE 64
@@ -45,15 +45,20 @@
  * where a separate head index costs a second, dependent one. A record never wraps: when one
  * does not fit before the end of the ring, a PAD record fills the rest of that lap.
  *
- * Every word a reader can poll reads zero until its record is published: the segment starts
- * zeroed, and the reader, before it releases a record (or a PAD), zeroes the word of every line
- * the record covered — a later lap's records may start where this one's payload lay. Until
- * version 3 the writer cleared the next record's word instead, just before publishing; but on
- * x86 stores become visible in order, so the publishing store waited until the writer owned
- * that next line, which the spinning reader keeps taking back: one more line transfer on every
- * message's path (measured, alternating runs: 8-byte half round trip 0.39-0.40 -> 0.31-0.32 us
- * when lines are slow to move, 8-64 B streaming 5-10% faster). The reader's stores go to lines
- * it has just read, and nothing waits for them.
+ * The word where the next record will start must read zero until that record is published.
+ * The reader zeroes the word of every record (and PAD) as it releases it, so a word where an
+ * older lap's record started is zero by the time the writer gets the space back; only where an
+ * older lap's record had payload (a line inside a record longer than one) may stale bytes lie,
+ * and the writer, which remembers which of its lines those are (tx_stale), zeroes that one word
+ * before it publishes the record in front of it. It thus keeps one word free beyond its last
+ * record. Until version 3 the writer zeroed the next word before every record: x86 makes stores
+ * visible in order, so the publishing store waited until the writer owned the next record's
+ * line — the one a spinning reader keeps taking back — one more line transfer on every
+ * message's path (8-byte half round trip 0.39-0.40 -> 0.31-0.32 us when lines are slow to
+ * move). Zeroing every line's word on the reader's side instead gains as much for small
+ * messages but costs a store and a line upgrade per 64 bytes of every message (16 KiB half round
+ * trip 0.54 -> 0.63 us); zeroing many words ahead on the writer's side delays the publishing
+ * store the same way (4 KiB 0.30 -> 0.44 us). Both measured in alternating runs.
  *
  * Why not packed records (several small ones per line, as MPI's "fast boxes" do)? Built with
  * WIO_SHM_REC_ALIGN=8 and measured against this layout, alternating runs: packing gains 0-5% in
@@ -112,7 +117,15 @@ struct wio_shm_seg {
     char name[WIO_SHM_NAME_MAX];
     int named;
     int light;                  /* this process publishes and releases without barriers */
+    /* bit i: the word of line i of our ring may hold stale bytes (the last record written over
+     * it had that line inside, not at its start); clear: it reads zero once released */
+    uint64_t tx_stale[];
 };
+
+static size_t seg_struct_size(size_t ring_size)
+{
+    return sizeof(wio_shm_seg) + (ring_size / WIO_SHM_REC_ALIGN + 63) / 64 * sizeof(uint64_t);
+}
 
 /* 1 when this process is registered for MEMBARRIER_CMD_GLOBAL_EXPEDITED (and may thus publish
  * without barriers), -1 when it cannot be, 0 not yet tried; light_pid: the process that tried
@@ -188,7 +201,7 @@ int wio_shm_create(size_t ring_size, int fenced, wio_shm_seg **out, char name[WI
     if (!e && base == MAP_FAILED)
         e = errno;
     close(fd);
-    wio_shm_seg *s = base == MAP_FAILED ? NULL : calloc(1, sizeof *s);
+    wio_shm_seg *s = base == MAP_FAILED ? NULL : calloc(1, seg_struct_size(ring_size));
     if (!s) {
         if (base != MAP_FAILED)
             munmap(base, len);
@@ -252,7 +265,7 @@ int wio_shm_attach(const char *name, size_t ring_size, int fenced, wio_shm_seg *
         munmap(base, len);
         return wio_fail(WAITIO_ERR_PROTO, "shared-memory segment %s is not a WaitIO segment", name);
     }
-    wio_shm_seg *s = calloc(1, sizeof *s);
+    wio_shm_seg *s = calloc(1, seg_struct_size(ring_size));
     if (!s) {
         munmap(base, len);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory attaching shared-memory segment %s", name);
@@ -317,9 +330,40 @@ static void rec_publish(wio_shm_seg *s, uint64_t pos, uint64_t word, int *wake)
     *wake |= atomic_load_explicit(&s->hdr->ring[s->tx].reader_sleeping, memory_order_seq_cst) != 0;
 }
 
-/* Publishes a PAD record at pos: the rest of the lap holds nothing. */
-static void rec_publish_pad(wio_shm_seg *s, uint64_t pos, int *wake)
+static size_t rec_line(const wio_shm_seg *s, uint64_t pos) { return (size_t)((pos & s->mask) / REC_ALIGN); }
+
+/* The next record will start at `next`: its word is zeroed if an older lap left payload there
+ * (a relaxed store: the publishing store releases it). */
+static void clear_next_word(wio_shm_seg *s, uint64_t next)
 {
+    size_t line = rec_line(s, next);
+    uint64_t bit = 1ull << (line % 64);
+    if (!(s->tx_stale[line / 64] & bit))
+        return;
+    atomic_store_explicit(rec_ctl(s->tx_data, s->mask, next), 0, memory_order_relaxed);
+    s->tx_stale[line / 64] &= ~bit;
+}
+
+/* A record of `space` bytes is written at pos: its first line's word will be zeroed by the
+ * reader, the words of its other lines are payload. */
+static void mark_record_lines(wio_shm_seg *s, uint64_t pos, uint64_t space)
+{
+    size_t first = rec_line(s, pos), end = first + (size_t)(space / REC_ALIGN); /* never wraps */
+    s->tx_stale[first / 64] &= ~(1ull << (first % 64));
+    for (size_t i = first + 1; i < end;) {
+        size_t w = i / 64, lo = i % 64, hi = end - w * 64 < 64 ? end - w * 64 : 64;
+        s->tx_stale[w] |= (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
+        i = w * 64 + hi;
+    }
+}
+
+/* Publishes the PAD record at pos that ends at `next` (the lap's end). The lines it covers keep
+ * what they held; only its own word is new. */
+static void rec_publish_pad(wio_shm_seg *s, uint64_t pos, uint64_t next, int *wake)
+{
+    clear_next_word(s, next);
+    size_t line = rec_line(s, pos);
+    s->tx_stale[line / 64] &= ~(1ull << (line % 64));
     rec_publish(s, pos, rec_word(pos, REC_PAD), wake);
 }
 
@@ -345,6 +389,9 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
     size_t line_left = CACHE_LINE - REC_WORD - (size_t)(pos & (CACHE_LINE - 1));
     size_t head = n < line_left ? n : line_left;
     s->tx_pos = pos + rec_space(n);
+    clear_next_word(s, s->tx_pos);
+    if (rec_space(n) > REC_ALIGN || (s->tx_stale[rec_line(s, pos) / 64] & (1ull << (rec_line(s, pos) % 64))))
+        mark_record_lines(s, pos, rec_space(n));
     if (n == head && iovcnt <= 2 && n == iov[0].iov_len + (iovcnt > 1 ? iov[1].iov_len : 0)) {
         /* a small frame and its payload: the whole record is in the polled line */
         memcpy(dst, iov[0].iov_base, iov[0].iov_len);
@@ -357,10 +404,11 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
     rec_publish(s, pos, rec_word(pos, (uint32_t)n), wake);
 }
 
-/* A ring holding `used` bytes of records has room for another record of at least one byte. */
+/* A ring holding `used` bytes of records has room for another record of at least one byte and
+ * the word kept clear after it. */
 static int ring_has_room(const wio_shm_seg *s, uint64_t used)
 {
-    return used <= s->size - rec_space(1);
+    return used <= s->size - rec_space(1) - REC_ALIGN;
 }
 
 /* Short of space for a record in one piece: the tail looked at again, a PAD when more fits after
@@ -374,11 +422,12 @@ static size_t writev_short(wio_shm_seg *s, const struct iovec *iov, int iovcnt, 
     uint64_t used = pos - s->tx_tail_seen;
     if (!ring_has_room(s, used)) /* full (or a corrupt tail: then we never write) */
         return 0;
-    size_t room = s->size - (size_t)used; /* free bytes, a multiple of REC_ALIGN */
+    /* free bytes, a multiple of REC_ALIGN, less the word kept clear after the last record */
+    size_t room = s->size - (size_t)used - REC_ALIGN;
     size_t avail = room < cont ? room : cont;
     if (need > avail && room > cont && room - cont > avail) {
         /* more fits after the end of this lap: pad the lap's rest */
-        rec_publish_pad(s, pos, wake);
+        rec_publish_pad(s, pos, pos + cont, wake);
         pos += cont;
         room -= cont;
         avail = room;
@@ -403,7 +452,7 @@ size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *
     size_t at = (size_t)(pos & s->mask);
     /* the common case: the record fits before the end of the lap, in space known to be free
      * (the tail as last seen; it is read again only when short, saving a cache miss) */
-    if (need > s->size - at || pos + need - s->tx_tail_seen > s->size)
+    if (need > s->size - at || pos + need + REC_ALIGN - s->tx_tail_seen > s->size)
         return writev_short(s, iov, iovcnt, want, wake);
     rec_write(s, pos, iov, iovcnt, want, wake);
     return want;
@@ -427,15 +476,14 @@ static int rec_examine(const wio_shm_seg *s, uint64_t pos, uint32_t *len)
     return 1;
 }
 
-/* The record (or PAD) is read: its lines' words zeroed (see the ring's layout above), move on
- * and let the writer have the space (Dekker with the want_space of wio_shm_announce_sleep +
- * wio_shm_sleep_check; light as in rec_publish). The tail's store releases the zeroes: a writer
- * that sees the space free sees them too. */
+/* The record (or PAD) is read: its word zeroed (the writer counts on it: see the ring's layout
+ * above), move on and let the writer have the space (Dekker with the want_space of
+ * wio_shm_announce_sleep + wio_shm_sleep_check; light as in rec_publish). The tail's store
+ * releases the zero: a writer that sees the space free sees it too. */
 static void rec_release(wio_shm_seg *s, uint64_t next, int *wake)
 {
     ring_ctl *r = &s->hdr->ring[s->rx];
-    for (uint64_t at = s->rx_pos; at < next; at += REC_ALIGN)
-        atomic_store_explicit(rec_ctl(s->rx_data, s->mask, at), 0, memory_order_relaxed);
+    atomic_store_explicit(rec_ctl(s->rx_data, s->mask, s->rx_pos), 0, memory_order_relaxed);
     s->rx_pos = next;
     s->rx_len = s->rx_off = 0;
     if (s->light) {

@@ -7,9 +7,10 @@
  * find room once the reader has consumed everything — with the writer publishing with and without
  * barriers. The doorbell handshake must tell a writer to ring a sleeping reader and a reader to
  * ring a writer waiting for space. Then the reader must refuse control words
- * that no writer of ours writes (a corrupt or hostile segment). A reader that did not zero the
- * words of the space it releases fails the reads here (stale payload bytes where a later lap's
- * records start: checked by leaving the zeroing out, and by zeroing only each record's first line).
+ * that no writer of ours writes (a corrupt or hostile segment). The words a reader polls must
+ * read zero until published: a reader that does not zero the words it releases, or a writer
+ * that leaves an older lap's payload where the next record starts, fails the reads here
+ * (checked by taking out each of the two, and the writer's marking of a record's inner lines).
  */
 #include <stdint.h>
 #include <stdlib.h>
