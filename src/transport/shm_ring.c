@@ -390,8 +390,7 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
     size_t head = n < line_left ? n : line_left;
     s->tx_pos = pos + rec_space(n);
     clear_next_word(s, s->tx_pos);
-    if (rec_space(n) > REC_ALIGN || (s->tx_stale[rec_line(s, pos) / 64] & (1ull << (rec_line(s, pos) % 64))))
-        mark_record_lines(s, pos, rec_space(n));
+    mark_record_lines(s, pos, rec_space(n));
     if (n == head && iovcnt <= 2 && n == iov[0].iov_len + (iovcnt > 1 ? iov[1].iov_len : 0)) {
         /* a small frame and its payload: the whole record is in the polled line */
         memcpy(dst, iov[0].iov_base, iov[0].iov_len);
