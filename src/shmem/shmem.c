@@ -187,18 +187,47 @@ void shmem_finalize(void)
         wio_shmem_check(waitio_finalize(), "shmem_finalize");
 }
 
+/* How long shmem_global_exit waits for its calls to reach the other PEs. */
+#define GLOBAL_EXIT_WAIT 5.0
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* Every other PE is asked to exit with the status (handled in its progress: at once with a
- * progress thread, else at its next OpenSHMEM call); then this one exits. */
+ * progress thread, else at its next OpenSHMEM call). This one waits, up to GLOBAL_EXIT_WAIT
+ * seconds, until each call has ended — the PE exited (its connection ended: a peer error) or the
+ * call failed — so that a call still queued behind a connection being set up is not lost when
+ * this process exits; then it exits. */
 void shmem_global_exit(int status)
 {
     fflush(NULL);
+    waitio_req_t *reqs = S.ready ? calloc((size_t)S.npes, sizeof *reqs) : NULL;
     if (S.ready) {
-        for (int pe = 0; pe < S.npes; pe++)
-            if (pe != S.me)
+        int pending = 0;
+        for (int pe = 0; pe < S.npes; pe++) {
+            if (pe == S.me)
+                continue;
+            if (reqs && waitio_rpc(S.world, pe, RPC_GLOBAL_EXIT, &status, sizeof status, NULL, 0, &reqs[pe]) == 0)
+                pending++;
+            else
                 (void)waitio_rpc_ff(S.world, pe, RPC_GLOBAL_EXIT, &status, sizeof status);
+        }
+        for (double t0 = monotonic_seconds(); pending > 0 && monotonic_seconds() - t0 < GLOBAL_EXIT_WAIT;) {
+            for (int pe = 0; pe < S.npes; pe++) {
+                int done = 0;
+                if (reqs[pe].internal && (waitio_test(&reqs[pe], &done) != 0 || done) && !reqs[pe].internal)
+                    pending--;
+            }
+            sched_yield();
+        }
         for (int i = 0; i < 100; i++)
             (void)waitio_progress();
     }
+    free(reqs);
     _exit(status);
 }
 
