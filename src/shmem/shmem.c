@@ -190,13 +190,6 @@ void shmem_finalize(void)
 /* How long shmem_global_exit waits for its calls to reach the other PEs. */
 #define GLOBAL_EXIT_WAIT 5.0
 
-static double monotonic_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Every other PE is asked to exit with the status (handled in its progress: at once with a
  * progress thread, else at its next OpenSHMEM call). This one waits, up to GLOBAL_EXIT_WAIT
  * seconds, until each call has ended — the PE exited (its connection ended: a peer error) or the
@@ -216,11 +209,13 @@ void shmem_global_exit(int status)
             else
                 (void)waitio_rpc_ff(S.world, pe, RPC_GLOBAL_EXIT, &status, sizeof status);
         }
-        for (double t0 = monotonic_seconds(); pending > 0 && monotonic_seconds() - t0 < GLOBAL_EXIT_WAIT;) {
+        for (double t0 = waitio_mpi_wtime(); pending > 0 && waitio_mpi_wtime() - t0 < GLOBAL_EXIT_WAIT;) {
             for (int pe = 0; pe < S.npes; pe++) {
                 int done = 0;
-                if (reqs[pe].internal && (waitio_test(&reqs[pe], &done) != 0 || done) && !reqs[pe].internal)
-                    pending--;
+                if (!reqs[pe].internal)
+                    continue;
+                (void)waitio_test(&reqs[pe], &done); /* its error is the PE's exit: expected */
+                pending -= reqs[pe].internal == NULL;  /* ended, with a reply or an error */
             }
             sched_yield();
         }
