@@ -318,7 +318,7 @@ static _Atomic uint64_t *rec_ctl(uint8_t *data, size_t mask, uint64_t pos)
  * with wio_shm_announce_sleep + wio_shm_sleep_check: either the reader sees the record, or we see
  * that it sleeps and ring its doorbell. Light: a plain store, the barrier comes from the reader's membarrier (ring_ctl);
  * else an exchange, the cheapest full barrier on x86. */
-static void rec_publish(wio_shm_seg *s, uint64_t pos, uint64_t word, int *wake)
+static inline void rec_publish(wio_shm_seg *s, uint64_t pos, uint64_t word, int *wake)
 {
     _Atomic uint64_t *w = rec_ctl(s->tx_data, s->mask, pos);
     if (s->light) {
@@ -334,7 +334,7 @@ static size_t rec_line(const wio_shm_seg *s, uint64_t pos) { return (size_t)((po
 
 /* The next record will start at `next`: its word is zeroed if an older lap left payload there
  * (a relaxed store: the publishing store releases it). */
-static void clear_next_word(wio_shm_seg *s, uint64_t next)
+static inline void clear_next_word(wio_shm_seg *s, uint64_t next)
 {
     size_t line = rec_line(s, next);
     uint64_t bit = 1ull << (line % 64);
@@ -350,7 +350,13 @@ static void mark_record_lines(wio_shm_seg *s, uint64_t pos, uint64_t space)
 {
     size_t first = rec_line(s, pos), end = first + (size_t)(space / REC_ALIGN); /* never wraps */
     s->tx_stale[first / 64] &= ~(1ull << (first % 64));
-    for (size_t i = first + 1; i < end;) {
+    size_t lo = first + 1;
+    if (lo < end && lo / 64 == (end - 1) / 64) { /* the usual case: one word of the map */
+        size_t n = end - lo;
+        s->tx_stale[lo / 64] |= (n == 64 ? ~0ull : (1ull << n) - 1) << (lo % 64);
+        return;
+    }
+    for (size_t i = lo; i < end;) {
         size_t w = i / 64, lo = i % 64, hi = end - w * 64 < 64 ? end - w * 64 : 64;
         s->tx_stale[w] |= (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
         i = w * 64 + hi;
@@ -379,6 +385,19 @@ static void iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, size_t f
     }
 }
 
+/* Copies bytes [from, to) of a frame in two pieces (p0 of a bytes, then p1) to dst + from: the
+ * stream layer's header and payload, without iov_copy's loop. */
+static void copy_two(uint8_t *dst, const uint8_t *p0, size_t a, const uint8_t *p1, size_t from, size_t to)
+{
+    if (from < a && from < to) {
+        size_t end = to < a ? to : a;
+        memcpy(dst + from, p0 + from, end - from);
+        from = end;
+    }
+    if (from < to)
+        memcpy(dst + from, p1 + (from - a), to - from);
+}
+
 /* Writes n bytes of iov as the record at pos and publishes it. The bytes in the line the reader
  * polls (the word's line) are written last, right before the word: the reader keeps taking that
  * line back while it spins, and a line written early would be taken from us again before the
@@ -396,6 +415,10 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
         memcpy(dst, iov[0].iov_base, iov[0].iov_len);
         if (iovcnt > 1)
             memcpy(dst + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+    } else if (iovcnt <= 2) {
+        const uint8_t *p0 = iov[0].iov_base, *p1 = iovcnt > 1 ? iov[1].iov_base : NULL;
+        copy_two(dst, p0, iov[0].iov_len, p1, head, n);
+        copy_two(dst, p0, iov[0].iov_len, p1, 0, head);
     } else {
         iov_copy(dst, iov, iovcnt, head, n);
         iov_copy(dst, iov, iovcnt, 0, head);
