@@ -199,6 +199,82 @@ def ratio_table(title, figs, pairs, labels, selected):
     return lines
 
 
+# The goals of docs/benchmarks.md, measured in paired rounds (bench/compare's goal groups):
+# (kind, WaitIO config, baseline config, figure, sizes, target, text). figure "lat": half round
+# trip, ratio WaitIO / baseline, met when <= target; "bw": MB/s, ratio WaitIO / baseline, met
+# when >= target. Sizes None: all the group measured.
+GOALS = [
+    ("goal-shm", "waitio-shm", "ompi-shm", "lat", [8, 16, 32, 64, 128, 256], 1.0,
+     "shared memory half round trip ≤ 1.0x Open MPI"),
+    ("goal-shm", "waitio-shm", "raw-shm", "lat", [8, 16, 32, 64, 128, 256], 3.0,
+     "shared memory half round trip ≤ 3x raw shared memory"),
+    ("goal-shm", "waitio-shm", "ompi-shm", "bw", [8 << 20], 1.2,
+     "shared memory 8 MiB bandwidth ≥ 1.2x Open MPI"),
+    ("goal-stream", "waitio-shm", "ompi-shm", "bw", [8, 16, 32, 64], 1.0,
+     "streaming message rate ≥ 1.0x Open MPI"),
+    ("goal-tcp", "waitio-tcp", "raw-tcp", "lat", [8], 1.1,
+     "TCP 8 B half round trip ≤ 1.1x raw TCP"),
+    ("goal-tcp", "waitio-tcp", "raw-tcp", "bw", [8 << 20], 1.0,
+     "TCP 8 MiB bandwidth ≥ 1.0x raw TCP"),
+]
+
+
+def load_rounds(tmp, kind):
+    """{config: {run: {bytes: (half_us, mb_per_s)}}} of one goal kind, the rounds kept apart."""
+    out = {}
+    for path in glob.glob(os.path.join(tmp, f"{kind}.*.*.csv")):
+        _, config, run, _ = os.path.basename(path).rsplit(".", 3)
+        per = out.setdefault(config, {}).setdefault(int(run), {})
+        with open(path) as f:
+            for row in csv.reader(f):
+                if len(row) >= 7 and row[1].isdigit():
+                    per[int(row[1])] = (float(row[4]) if row[4] else None, float(row[6]))
+    return out
+
+
+def goals_section(tmp, meta, labels):
+    """The goals table: per goal and size, the median (min-max) over the rounds of the ratio taken
+    within each round, and in how many rounds WaitIO was ahead."""
+    rounds = int(meta.get("goal_rounds", "0") or 0)
+    if rounds == 0:
+        return []
+    L = ["## Goals, in paired rounds", "",
+         f"{rounds} rounds; in each, the configurations a goal compares run back to back on the"
+         " goal's sizes only (a few seconds each, order reversed every other round), and the ratio"
+         " is taken within the round. This machine changes between a fast and a slow state within"
+         " minutes, so the medians of whole runs above can set a run of one configuration in one"
+         " state against a run of the other in the other; a ratio within a round cannot."
+         f" Iteration counts: {meta.get('goal_scale', '?')}x the adapted ones, the same for both"
+         " sides. Targets: [benchmarks.md](benchmarks.md#goals).", "",
+         "| goal | size | WaitIO | baseline | ratio: median (min–max) | WaitIO ahead | met |",
+         "|---|---:|---:|---:|---:|---:|:---:|"]
+    for kind, mine, base, fig, sizes, target, text in GOALS:
+        data = load_rounds(tmp, kind)
+        if mine not in data or base not in data:
+            L.append(f"| {text} | | | | not measured ({labels[mine][0]} or {labels[base][0]} did not run) | | |")
+            continue
+        col, unit = (0, "µs") if fig == "lat" else (1, "MB/s")
+        for b in sizes:
+            pairs = [(data[mine][r][b][col], data[base][r][b][col]) for r in sorted(data[mine])
+                     if r in data[base] and b in data[mine][r] and b in data[base][r]
+                     and data[mine][r][b][col] and data[base][r][b][col]]
+            if not pairs:
+                L.append(f"| {text} | {size_label(b)} | n/a | n/a | n/a | | |")
+                continue
+            ratios = [m / o for m, o in pairs]
+            med_ratio = statistics.median(ratios)
+            ahead = sum(1 for r in ratios if (r < 1 if fig == "lat" else r > 1))
+            met = med_ratio <= target if fig == "lat" else med_ratio >= target
+            mine_med = statistics.median(m for m, _ in pairs)
+            base_med = statistics.median(o for _, o in pairs)
+            kindfmt = "us" if fig == "lat" else "mbs"
+            L.append(f"| {text} | {size_label(b)} | {fmt(mine_med, kindfmt)} {unit} | {fmt(base_med, kindfmt)} {unit} | "
+                     f"{med_ratio:.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | {ahead}/{len(ratios)} | "
+                     f"{'yes' if met else '**no**'} |")
+    return L + ["", "Collectives (2 PBs x 4 against one MPI job of 8): `bench/run-collectives.sh`,"
+                " [benchmarks.md](benchmarks.md#collectives).", ""]
+
+
 def iterations_note(data):
     """One line on the iteration counts (they are the same for every configuration)."""
     per = {}
@@ -319,6 +395,7 @@ def main():
     L += table("Aggregate bandwidth", pr_bw, PAIR_CONFIGS, labels, "MB/s", "mbs")
     L += ratio_table("Latency ratios (mean half round trip)", pr_lat, PAIR_RATIOS, labels, selected)
     L += ratio_table("Aggregate bandwidth ratios", pr_bw, PAIR_RATIOS, labels, selected)
+    L += goals_section(tmp, meta, labels)
     with open(os.path.join(out, "performance.md"), "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 
