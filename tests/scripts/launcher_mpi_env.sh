@@ -29,7 +29,9 @@ report='echo "$WAITIO_PBID $WAITIO_NPB $WAITIO_MASTER_HOST $WAITIO_MASTER_PORT $
 pbs=(-- sh -c "$report > $T_DIR/plain")
 names=(plain)
 [ $have_ompi = 1 ] && { pbs+=(: -- $OMPI --oversubscribe -np 2 sh -c "$report >> $T_DIR/ompi"); names+=(ompi); }
-[ $have_mpich = 1 ] && { pbs+=(: -- $MPICH -np 2 sh -c "$report >> $T_DIR/mpich"); names+=(mpich); }
+# (MPICH's ranks stay 0.3 s: mpiexec.hydra whose ranks exit within its own start-up was once
+# killed by SIGPIPE, status 141, in 0.07 s — a race inside hydra, not in what is tested here)
+[ $have_mpich = 1 ] && { pbs+=(: -- $MPICH -np 2 sh -c "$report >> $T_DIR/mpich; sleep 0.3"); names+=(mpich); }
 rc=0
 WAITIO_LOG=info timeout -k 2 40 "$W" -q "${pbs[@]}" >"$T_DIR/vars.log" 2>&1 </dev/null || rc=$?
 [ $rc = 0 ] || { cat "$T_DIR/vars.log"; t_fail "run with MPI PBs exited with status $rc"; }
