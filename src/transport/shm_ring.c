@@ -64,7 +64,10 @@
  * WIO_SHM_REC_ALIGN=8 and measured against this layout, alternating runs: packing gains 0-5% in
  * streaming 8-64 B messages (a reader that keeps up polls the line the writer fills next, so the
  * line moves per message anyway) and loses 15-30% of the 8 B ping-pong when lines are slow to
- * move (a record that straddles two lines costs a second transfer).
+ * move (a record that straddles two lines costs a second transfer). Packing only during a burst
+ * (the next record right after this one when no record came from the peer since our last; a
+ * flag in the word told the reader) kept the ping-pong as it is but did not pay either: streaming
+ * 64 B 0.96x, 128 B 0.97x of this layout (medians of paired rounds, 8 and 12 rounds).
  *
  * Positions only grow; the byte at position i lives at data[i & (size - 1)]. `tail` (the
  * reader's) has its own cache line so that the producer reads it only when it runs short of
