@@ -35,6 +35,11 @@ static int frame_decode_short(const uint8_t *in, wio_frame_hdr *h, const char **
     return 0;
 }
 
+size_t wio_frame_encoded_size(const wio_frame_hdr *h)
+{
+    return frame_fits_short(h) ? WIO_FRAME_SHORT_SIZE : WIO_FRAME_HDR_SIZE;
+}
+
 size_t wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE])
 {
     if (frame_fits_short(h)) {

@@ -94,6 +94,8 @@ static inline int wio_frame_is_handshake(unsigned type)
 
 /* Encodes h in the shortest form that carries it; returns the header's length (24 or 56). */
 size_t wio_frame_encode(const wio_frame_hdr *h, uint8_t out[WIO_FRAME_HDR_SIZE]);
+/* The size wio_frame_encode will give h's header: WIO_FRAME_SHORT_SIZE or WIO_FRAME_HDR_SIZE. */
+size_t wio_frame_encoded_size(const wio_frame_hdr *h);
 /* The length of the header whose first byte is `first` (what a parser must hold to decode it). */
 static inline size_t wio_frame_hdr_len(uint8_t first)
 {

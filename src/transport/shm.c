@@ -177,6 +177,21 @@ static ssize_t ring_sendv(wio_stream *s, struct iovec *iov, int iovcnt)
     return (ssize_t)n;
 }
 
+static uint8_t *ring_reserve(wio_stream *s, size_t *room)
+{
+    shm_conn *c = s->pipe_state;
+    return wio_shm_reserve_line(c->seg, room);
+}
+
+static void ring_commit(wio_stream *s, size_t n)
+{
+    shm_conn *c = s->pipe_state;
+    int wake;
+    wio_shm_commit_line(c->seg, n, &wake);
+    if (wake)
+        doorbell(s);
+}
+
 /* The ring's bytes are parsed in place; a ring never reports its end (the socket does). */
 static const uint8_t *ring_peek(wio_stream *s, size_t *len)
 {
@@ -221,6 +236,8 @@ static void ring_release(wio_stream *s)
 
 static const wio_pipe_ops ring_pipe = {
     .sendv = ring_sendv,
+    .reserve = ring_reserve,
+    .commit = ring_commit,
     .peek = ring_peek,
     .consume = ring_consume,
     .want_write = ring_want_write,

@@ -388,6 +388,15 @@ static void iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, size_t f
     }
 }
 
+/* The record at pos will hold n bytes: the writer moves past it, clears the word where the next
+ * one starts if an older lap left payload there, and notes which of its lines are payload. */
+static inline void rec_claim(wio_shm_seg *s, uint64_t pos, size_t n)
+{
+    s->tx_pos = pos + rec_space(n);
+    clear_next_word(s, s->tx_pos);
+    mark_record_lines(s, pos, rec_space(n));
+}
+
 /* Copies bytes [from, to) of a frame in two pieces (p0 of a bytes, then p1) to dst + from: the
  * stream layer's header and payload, without iov_copy's loop. */
 static void copy_two(uint8_t *dst, const uint8_t *p0, size_t a, const uint8_t *p1, size_t from, size_t to)
@@ -410,9 +419,7 @@ static void rec_write(wio_shm_seg *s, uint64_t pos, const struct iovec *iov, int
     uint8_t *dst = s->tx_data + (pos & s->mask) + REC_WORD;
     size_t line_left = CACHE_LINE - REC_WORD - (size_t)(pos & (CACHE_LINE - 1));
     size_t head = n < line_left ? n : line_left;
-    s->tx_pos = pos + rec_space(n);
-    clear_next_word(s, s->tx_pos);
-    mark_record_lines(s, pos, rec_space(n));
+    rec_claim(s, pos, n);
     if (n == head && iovcnt <= 2 && n == iov[0].iov_len + (iovcnt > 1 ? iov[1].iov_len : 0)) {
         /* a small frame and its payload: the whole record is in the polled line */
         memcpy(dst, iov[0].iov_base, iov[0].iov_len);
@@ -481,6 +488,27 @@ size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *
         return writev_short(s, iov, iovcnt, want, wake);
     rec_write(s, pos, iov, iovcnt, want, wake);
     return want;
+}
+
+uint8_t *wio_shm_reserve_line(wio_shm_seg *s, size_t *room)
+{
+    uint64_t pos = s->tx_pos;
+    size_t at = (size_t)(pos & s->mask), left = CACHE_LINE - REC_WORD - (size_t)(pos & (CACHE_LINE - 1));
+    uint64_t need = rec_space(left);
+    /* the same test as wio_shm_writev's common case; anything else goes that way */
+    if (left == 0 || need > s->size - at || pos + need + REC_ALIGN - s->tx_tail_seen > s->size)
+        return NULL;
+    *room = left;
+    return s->tx_data + at + REC_WORD;
+}
+
+void wio_shm_commit_line(wio_shm_seg *s, size_t n, int *wake)
+{
+    WIO_ASSERT(n > 0 && n <= CACHE_LINE - REC_WORD - (size_t)(s->tx_pos & (CACHE_LINE - 1)));
+    uint64_t pos = s->tx_pos;
+    *wake = 0;
+    rec_claim(s, pos, n);
+    rec_publish(s, pos, rec_word(pos, (uint32_t)n), wake);
 }
 
 /* The control word at the reader's position: 1 and *len for a data record, 2 for a PAD, 0 for

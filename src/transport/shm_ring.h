@@ -36,6 +36,13 @@ void wio_shm_destroy(wio_shm_seg *s);
 /* Writes one record holding as much of iov as fits (all of it when there is room); returns the
  * bytes written (0: ring full). *wake is set when the reader is asleep and needs a doorbell. */
 size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake);
+/* A small record written in place: where the next record's bytes go — room (> 0) bytes, the rest
+ * of the line the reader polls — or NULL when the ring cannot take a record there right now
+ * (then wio_shm_writev, which also handles the end of the lap and a full ring). Nothing is
+ * visible to the reader until wio_shm_commit_line(n), n <= room, publishes the first n bytes
+ * written there; a reservation not committed costs nothing. */
+uint8_t *wio_shm_reserve_line(wio_shm_seg *s, size_t *room);
+void wio_shm_commit_line(wio_shm_seg *s, size_t n, int *wake);
 /* The unread bytes of the record at the reader's position, in place (valid until consumed):
  * a pointer and *len > 0; NULL with *len 0 when nothing is published, NULL with *len (size_t)-1
  * when the ring holds something no writer of ours could have written. */

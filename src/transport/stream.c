@@ -640,6 +640,28 @@ void wio_stream_send(wio_stream *s, wio_send_item *it)
 /* The fast path of a small frame (transport.h, send_now): no item, no queue, one sendv. What
  * the pipe does not take at once (a full socket buffer or ring) is copied to the stream's spill
  * item, which then goes out first, like any partly written frame. */
+/* A frame that fits the pipe's reserved space is encoded and copied straight into it: no staged
+ * header, no iovec, one copy of the payload (the 8-32 B message's path over shm). 1 if sent.
+ * The size is checked before anything is written there: a shm pipe's space is the line its
+ * reader polls, and a store into it that is not followed by the record costs a line transfer. */
+static int send_in_place(wio_stream *s, const wio_pipe_ops *pipe, const wio_frame_hdr *h, const void *payload)
+{
+    size_t hdr_len = wio_frame_encoded_size(h), room;
+    if (h->len > WIO_FRAME_HDR_SIZE) /* (the most any pipe reserves: a line) */
+        return 0;
+    uint8_t *dst = pipe->reserve(s, &room);
+    if (!dst || room < WIO_FRAME_HDR_SIZE || hdr_len + (size_t)h->len > room) /* the encoder's out[] */
+        return 0;
+    (void)wio_frame_encode(h, dst);
+    if (h->len)
+        memcpy(dst + hdr_len, payload, (size_t)h->len);
+    pipe->commit(s, hdr_len + (size_t)h->len);
+    s->tx_seq++;
+    if (pipe->flush)
+        pipe->flush(s);
+    return 1;
+}
+
 int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
 {
     if (s->state != WIO_SS_OPEN || !wio_list_empty(&s->sendq) || h->len > WIO_SEND_NOW_MAX)
@@ -647,6 +669,8 @@ int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
     const wio_pipe_ops *pipe = s->kind->pipe;
     wio_send_item *it = &s->spill;
     h->seq = s->tx_seq;
+    if (pipe->reserve && send_in_place(s, pipe, h, payload))
+        return 0;
     size_t hdr_len = wio_frame_encode(h, it->wire);
     struct iovec iov[2] = {{it->wire, hdr_len}, {(void *)(uintptr_t)payload, (size_t)h->len}};
     ssize_t n;

@@ -42,6 +42,10 @@ typedef struct wio_pipe_ops {
      * them; the run stays valid until then. */
     const uint8_t *(*peek)(wio_stream *s, size_t *n);
     void (*consume)(wio_stream *s, size_t n);
+    /* optional: a small frame written in place (shm's rings). reserve returns where up to *room
+     * bytes can be written, or NULL (then sendv); commit(n) sends the first n of them. */
+    uint8_t *(*reserve)(wio_stream *s, size_t *room);
+    void (*commit)(wio_stream *s, size_t n);
     /* optional: the end of a burst of sendv calls (a file pipe commits a segment here) */
     void (*flush)(wio_stream *s);
     /* ask to be told (wio_stream_writable) when writing may continue; 0 or -1 */
