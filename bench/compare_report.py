@@ -80,6 +80,8 @@ def load(tmp):
     data = {}
     for path in glob.glob(os.path.join(tmp, "*.*.*.csv")):
         kind = os.path.basename(path).split(".")[0]
+        if kind not in ("pingpong", "stream", "pairs") and not kind.startswith("goal-"):
+            continue  # another report's CSVs in the same directory (compare-onesided's)
         names = ["benchmark", "bytes", "iterations", "pairs", "half_rtt_us", "max_half_rtt_us", "mb_per_s"]
         with open(path) as f:
             for row in csv.DictReader(f, fieldnames=names):
@@ -357,7 +359,10 @@ def main():
          " runs differ (error bars in the plots); configurations interleaved inside every run",
          f"- raw figures: [`{data_rel}/`]({data_rel}/) (one CSV per pattern, configuration and run;"
          " `summary.csv`: median, min and max of every figure)",
-         "- ratios are ratios of the medians",
+         "- ratios are ratios of the medians; the goals are judged at the end of the page, in paired"
+         " rounds ([Goals, in paired rounds](#goals-in-paired-rounds)): this machine changes state"
+         " within minutes, and the medians of whole runs can set a run of one configuration in one"
+         " state against a run of another in the other",
          f"- {iterations_note(data)} Multi-pair runs use {meta['pair_scale']}x the adapted counts "
          f"({2 * int(meta['pair_procs'])} processes on {meta['cores']} cores).",
          "- data checked byte by byte on the first and the last exchange of every size, on every side;"
