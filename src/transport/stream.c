@@ -637,9 +637,6 @@ void wio_stream_send(wio_stream *s, wio_send_item *it)
         stream_flush(s);
 }
 
-/* The fast path of a small frame (transport.h, send_now): no item, no queue, one sendv. What
- * the pipe does not take at once (a full socket buffer or ring) is copied to the stream's spill
- * item, which then goes out first, like any partly written frame. */
 /* A frame that fits the pipe's reserved space is encoded and copied straight into it: no staged
  * header, no iovec, one copy of the payload (the 8-32 B message's path over shm). 1 if sent.
  * The size is checked before anything is written there: a shm pipe's space is the line its
@@ -647,7 +644,7 @@ void wio_stream_send(wio_stream *s, wio_send_item *it)
 static int send_in_place(wio_stream *s, const wio_pipe_ops *pipe, const wio_frame_hdr *h, const void *payload)
 {
     size_t hdr_len = wio_frame_encoded_size(h), room;
-    if (h->len > WIO_FRAME_HDR_SIZE) /* (the most any pipe reserves: a line) */
+    if (h->len > WIO_FRAME_HDR_SIZE) /* more than any pipe reserves (a line) */
         return 0;
     uint8_t *dst = pipe->reserve(s, &room);
     if (!dst || room < WIO_FRAME_HDR_SIZE || hdr_len + (size_t)h->len > room) /* the encoder's out[] */
@@ -662,6 +659,9 @@ static int send_in_place(wio_stream *s, const wio_pipe_ops *pipe, const wio_fram
     return 1;
 }
 
+/* The fast path of a small frame (transport.h, send_now): no item, no queue, one sendv (or
+ * written in place). What the pipe does not take at once (a full socket buffer or ring) is
+ * copied to the stream's spill item, which then goes out first, like any partly written frame. */
 int wio_stream_send_now(wio_stream *s, wio_frame_hdr *h, const void *payload)
 {
     if (s->state != WIO_SS_OPEN || !wio_list_empty(&s->sendq) || h->len > WIO_SEND_NOW_MAX)
