@@ -353,13 +353,13 @@ static void mark_record_lines(wio_shm_seg *s, uint64_t pos, uint64_t space)
 {
     size_t first = rec_line(s, pos), end = first + (size_t)(space / REC_ALIGN); /* never wraps */
     s->tx_stale[first / 64] &= ~(1ull << (first % 64));
-    size_t lo = first + 1;
-    if (lo < end && lo / 64 == (end - 1) / 64) { /* the usual case: one word of the map */
-        size_t n = end - lo;
-        s->tx_stale[lo / 64] |= (n == 64 ? ~0ull : (1ull << n) - 1) << (lo % 64);
+    size_t inner = first + 1;
+    if (inner < end && inner / 64 == (end - 1) / 64) { /* the usual case: one word of the map */
+        size_t n = end - inner;
+        s->tx_stale[inner / 64] |= (n == 64 ? ~0ull : (1ull << n) - 1) << (inner % 64);
         return;
     }
-    for (size_t i = lo; i < end;) {
+    for (size_t i = inner; i < end;) {
         size_t w = i / 64, lo = i % 64, hi = end - w * 64 < 64 ? end - w * 64 : 64;
         s->tx_stale[w] |= (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
         i = w * 64 + hi;
@@ -473,6 +473,15 @@ static size_t writev_short(wio_shm_seg *s, const struct iovec *iov, int iovcnt, 
     return n;
 }
 
+/* The common case: a record of `need` bytes at the writer's position fits before the end of the
+ * lap, in space known to be free (the tail as last seen; it is read again only when short,
+ * saving a cache miss). */
+static int fits_as_seen(const wio_shm_seg *s, uint64_t need)
+{
+    uint64_t pos = s->tx_pos;
+    return need <= s->size - (size_t)(pos & s->mask) && pos + need + REC_ALIGN - s->tx_tail_seen <= s->size;
+}
+
 size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *wake)
 {
     size_t want = 0;
@@ -480,26 +489,20 @@ size_t wio_shm_writev(wio_shm_seg *s, const struct iovec *iov, int iovcnt, int *
         want += iov[i].iov_len;
     WIO_ASSERT(want > 0);
     *wake = 0;
-    uint64_t pos = s->tx_pos, need = rec_space(want);
-    size_t at = (size_t)(pos & s->mask);
-    /* the common case: the record fits before the end of the lap, in space known to be free
-     * (the tail as last seen; it is read again only when short, saving a cache miss) */
-    if (need > s->size - at || pos + need + REC_ALIGN - s->tx_tail_seen > s->size)
+    if (!fits_as_seen(s, rec_space(want)))
         return writev_short(s, iov, iovcnt, want, wake);
-    rec_write(s, pos, iov, iovcnt, want, wake);
+    rec_write(s, s->tx_pos, iov, iovcnt, want, wake);
     return want;
 }
 
 uint8_t *wio_shm_reserve_line(wio_shm_seg *s, size_t *room)
 {
     uint64_t pos = s->tx_pos;
-    size_t at = (size_t)(pos & s->mask), left = CACHE_LINE - REC_WORD - (size_t)(pos & (CACHE_LINE - 1));
-    uint64_t need = rec_space(left);
-    /* the same test as wio_shm_writev's common case; anything else goes that way */
-    if (left == 0 || need > s->size - at || pos + need + REC_ALIGN - s->tx_tail_seen > s->size)
+    size_t left = CACHE_LINE - REC_WORD - (size_t)(pos & (CACHE_LINE - 1));
+    if (left == 0 || !fits_as_seen(s, rec_space(left))) /* anything else goes through writev */
         return NULL;
     *room = left;
-    return s->tx_data + at + REC_WORD;
+    return s->tx_data + (pos & s->mask) + REC_WORD;
 }
 
 void wio_shm_commit_line(wio_shm_seg *s, size_t n, int *wake)
