@@ -39,13 +39,17 @@ typedef struct waitio_win *waitio_win_t;
 /* ---- windows (collective over the group: every member calls, in the same order) ----------- */
 
 /* Allocates `size` bytes on every member (the same size everywhere); *base is this member's
- * part, zero-filled. On a host, the parts of the members there share one memory segment. */
+ * part, zero-filled. On a host, the parts of the members there share one memory segment. A size
+ * that overflows (larger than PTRDIFF_MAX once rounded to pages) fails with WAITIO_ERR_ARG on
+ * every member, as does a user window (waitio_win_create) whose part wraps around. */
 WAITIO_API int waitio_win_allocate(waitio_group_t grp, size_t size, waitio_win_t *win, void **base);
 /* Exposes memory the caller owns (base, size may differ per member; size 0 exposes nothing). */
 WAITIO_API int waitio_win_create(waitio_group_t grp, void *base, size_t size, waitio_win_t *win);
-/* Exposes the executable's global and static data (its writable data and bss): a local address
- * of such a variable, as an offset (waitio_win_offset), names the same variable on every member
- * running the same executable (PIE or not). Members running another executable refuse it. */
+/* Exposes the executable's own global and static data — its .data and .bss, never the GOT or
+ * other loader data, nor objects copied from shared libraries (docs/one-sided.md gives the exact
+ * range) — readable and writable by every member: a local address of such a variable, as an
+ * offset (waitio_win_offset), names the same variable on every member running the same
+ * executable (PIE or not). Members running another executable refuse it. */
 WAITIO_API int waitio_win_create_data(waitio_group_t grp, waitio_win_t *win);
 /* Completes this process's operations on the window, synchronises, releases (collective). */
 WAITIO_API int waitio_win_free(waitio_win_t win);

@@ -54,8 +54,9 @@ static void print_settings(const wio_config *c)
     if (strstr(c->transports, "file") || (c->comm_type != WIO_COMM_SOCKET && !c->transports_set)) {
         printf("  WAITIO_SCRATCH_DIR=%s  job id: %s\n", c->scratch_dir[0] ? c->scratch_dir : "(not set!)",
                c->job_id[0] ? c->job_id : "(derived from the key and the master's address)");
-        printf("  WAITIO_MAXFILE_SIZE_PER_PROC=%zu  WAITIO_FILE_POLL_MS=%g  WAITIO_FILE_FSYNC=%d\n",
-               c->maxfile, c->file_poll_max * 1e3, c->file_fsync);
+        printf("  WAITIO_MAXFILE_SIZE_PER_PROC=%zu  WAITIO_FILE_POLL_MS=%g  WAITIO_FILE_FSYNC=%d"
+               "  WAITIO_FILE_UNSAFE_DIR=%d\n", c->maxfile, c->file_poll_max * 1e3, c->file_fsync,
+               c->file_unsafe_dir);
         printf("  start-up: %s\n", c->comm_type == WIO_COMM_FILE && !c->master_set && !c->rendezvous[0]
                                       ? "through the directory (no WAITIO_MASTER_HOST)" : "through the master");
     }
@@ -72,6 +73,7 @@ static void print_settings(const wio_config *c)
     printf("  WAITIO_HANDSHAKE_TIMEOUT=%g s  WAITIO_MAX_HANDSHAKES=%u  WAITIO_BIND_ALL=%d%s\n",
            c->handshake_timeout, c->max_handshakes, c->bind_all,
            c->bind_all ? " (listening on every interface)" : " (listening on the advertised address)");
+    printf("  WAITIO_MAX_PROCS=%d (processes of all PBs together that start-up admits)\n", c->max_procs);
     /* one-sided (src/rma reads these at waitio_init; docs/one-sided.md) */
     const char *pt = getenv("WAITIO_PROGRESS_THREAD"), *heap = getenv("SHMEM_SYMMETRIC_SIZE");
     printf("  one-sided: WAITIO_PROGRESS_THREAD=%s  WAITIO_RMA_DIRECT=%s  SHMEM_SYMMETRIC_SIZE=%s\n",

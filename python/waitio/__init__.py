@@ -2,7 +2,10 @@
 
 The API follows mpi4py: upper-case methods (``Isend``, ``Recv``, ``Allreduce``, ...) move
 buffer-protocol objects (NumPy arrays of any dtype, bytearray, memoryview, CPU torch tensors)
-without copies; lower-case methods (``send``, ``recv``, ``bcast``, ...) move any picklable object.
+without copies; lower-case methods (``send``, ``recv``, ``bcast``, ...) move Python objects: a
+peer's object is decoded as plain data (builtins, NumPy arrays and dtypes) unless
+:func:`allow_pickle` (with ``WAITIO_PYTHON_PICKLE=1``) opts in to full pickle, which lets any
+holder of the instance key run code in this process.
 
 Example::
 
@@ -28,21 +31,22 @@ import ctypes
 import importlib
 import operator
 import os
-import pickle
 import struct
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _core
+from . import _core, _objects
 from ._core import (AMO_ADD, AMO_AND, AMO_CSWAP, AMO_FETCH, AMO_OR, AMO_SET, AMO_SWAP, AMO_XOR,
                     ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
                     CMP_NE, LAND, LOR, LXOR, MAX, MIN, PROD, SIGNAL_ADD, SIGNAL_SET, SUM, Error,
                     Request, get_nprocs, initialized, local_rank, local_size, pb_rank, pb_size)
+from ._objects import allow_pickle, pickle_allowed
 
 __all__ = [
     "Error", "Comm", "Request", "init", "finalize", "initialized", "session", "universe",
     "pbheads", "create_group", "waitall", "pb_rank", "pb_size", "local_rank", "local_size",
-    "get_nprocs", "ANY_SOURCE", "ANY_TAG", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR",
+    "get_nprocs", "allow_pickle", "pickle_allowed", "ANY_SOURCE", "ANY_TAG", "SUM", "PROD", "MAX",
+    "MIN", "LAND", "LOR", "LXOR",
     "BAND", "BOR", "BXOR", "__version__",
     "Window", "rma_world", "quiet", "fence", "progress", "rpc_register", "AMO_FETCH", "AMO_SET",
     "AMO_SWAP", "AMO_CSWAP", "AMO_ADD", "AMO_AND", "AMO_OR", "AMO_XOR", "CMP_EQ", "CMP_NE",
@@ -224,47 +228,94 @@ class Comm:
         """Block j of rank i's ``sendbuf`` goes to block i of rank j's ``recvbuf``."""
         self._g.alltoall(sendbuf, recvbuf)
 
-    # -- pickled objects --------------------------------------------------------------
-    # An object travels as an 8-byte length and then the pickle, with the same tag; WaitIO's
-    # non-overtaking order keeps the two together.
+    # -- pickled objects (docs/python.md, "Object messages"; _objects.py) -------------------
+    # An object travels as an 8-byte length and then its pickle in chunks of at most
+    # _objects.CHUNK bytes, with the same tag; WaitIO's non-overtaking order keeps them
+    # together. A peer's pickle is decoded as plain data only, unless allow_pickle() opted in.
+    def _send_raw(self, data: memoryview, dest: int, tag: int) -> None:
+        reqs = [self._g.isend(_LEN.pack(len(data)), dest, tag)]
+        view = memoryview(data)
+        off = 0
+        for n in _objects.chunk_sizes(len(data)):
+            reqs.append(self._g.isend(view[off:off + n], dest, tag))
+            off += n
+        _core.waitall(reqs)
+
+    def _recv_raw(self, source: int, tag: int) -> Tuple[Any, int]:
+        """A peer's pickle and its rank. Each chunk is allocated only once the one before it
+        has arrived: a peer that announces a huge length gets us to allocate one chunk."""
+        head = bytearray(_LEN.size)
+        src, tg, nbytes = self._g.irecv(head, source, tag).wait()
+        total = _objects.check_length(head, nbytes, f"rank {src}")
+        chunks: List[Any] = []
+        for n in _objects.chunk_sizes(total):
+            chunk = bytearray(n)
+            _, _, got = self._g.irecv(chunk, src, tg).wait()
+            if got != n:
+                raise Error(_objects.ERR_PROTO, f"the object message from rank {src} ended "
+                            f"early: a chunk of {got} bytes, not {n}")
+            chunks.append(chunk)
+        return _objects.join(chunks), src
+
+    def _bcast_raw(self, data: Optional[memoryview], root: int) -> Any:
+        """ROOT's pickle DATA on every member, chunk by chunk as in _recv_raw."""
+        head = bytearray(_LEN.pack(len(data)) if self.rank == root and data is not None else _LEN.size)
+        self._g.bcast(head, root)
+        total = _objects.check_length(head, _LEN.size, f"rank {root}")
+        chunks: List[Any] = []
+        view = memoryview(data) if self.rank == root and data is not None else None
+        off = 0
+        for n in _objects.chunk_sizes(total):
+            chunk = view[off:off + n] if view is not None else bytearray(n)
+            self._g.bcast(chunk, root)
+            off += n
+            chunks.append(chunk)
+        return data if view is not None else _objects.join(chunks)
+
+    def _bcast_result(self, make: Callable[[], Any], root: int) -> Any:
+        """``make()``'s result at ``root``, on every member; an exception of ``make`` at the
+        root is raised on every member (which would otherwise wait for the result forever)."""
+        if self.rank == root:
+            try:
+                obj = make()
+                payload = _objects.dumps((None, obj))
+            except Exception as exc:  # every member must leave the bcast
+                why = f"rank {root}: {type(exc).__name__}: {exc}"
+                self._bcast_raw(_objects.dumps((why, None)), root)
+                raise
+            self._bcast_raw(payload, root)
+            return obj
+        msg, obj = _objects.loads(self._bcast_raw(None, root), f"rank {root}")
+        if msg is not None:
+            raise Error(_objects.ERR_PROTO, f"the collective failed at {msg}")
+        return obj
+
     def send(self, obj: Any, dest: int, tag: int = 0) -> None:
         """Send a picklable object to rank ``dest`` with ``tag``."""
-        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        r1 = self._g.isend(_LEN.pack(len(data)), dest, tag)
-        r2 = self._g.isend(data, dest, tag)
-        _core.waitall([r1, r2])
+        self._send_raw(_objects.dumps(obj), dest, tag)
 
     def recv(self, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Any:
-        """Receive a pickled object from ``source`` with ``tag`` (wildcards allowed)."""
-        head = bytearray(_LEN.size)
-        src, tg, _ = self._g.irecv(head, source, tag).wait()
-        data = bytearray(_LEN.unpack(head)[0])
-        self._g.irecv(data, src, tg).wait()
-        return pickle.loads(data)
+        """Receive an object from ``source`` with ``tag`` (wildcards allowed). It is decoded as
+        plain data (builtins, NumPy arrays and dtypes) unless :func:`allow_pickle` opted in;
+        anything else raises :class:`waitio.Error` naming the class."""
+        data, src = self._recv_raw(source, tag)
+        return _objects.loads(data, f"rank {src}")
 
     def bcast(self, obj: Any = None, root: int = 0) -> Any:
         """Return ``root``'s object on every member (the others pass anything, e.g. None)."""
-        head = bytearray(_LEN.size)
-        data = b""
         if self.rank == root:
-            data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-            head[:] = _LEN.pack(len(data))
-        self._g.bcast(head, root)
-        buf = bytearray(data) if self.rank == root else bytearray(_LEN.unpack(head)[0])
-        self._g.bcast(buf, root)
-        return obj if self.rank == root else pickle.loads(buf)
+            self._bcast_raw(_objects.dumps(obj), root)
+            return obj
+        return _objects.loads(self._bcast_raw(None, root), f"rank {root}")
 
     def gather(self, obj: Any, root: int = 0) -> Optional[List[Any]]:
-        """At ``root``: the list of every member's object in rank order; None elsewhere."""
+        """At ``root``: the list of every member's object in rank order; None elsewhere. The
+        root receives every member's object before it raises for one it refuses."""
         if self.rank != root:
             self.send(obj, root, tag=_OBJ_TAG)
             return None
-        out = [None] * self.size
-        out[root] = obj
-        for r in range(self.size):
-            if r != root:
-                out[r] = self.recv(r, tag=_OBJ_TAG)
-        return out
+        raw = [self._recv_raw(r, _OBJ_TAG)[0] if r != root else None for r in range(self.size)]
+        return [obj if r == root else _objects.loads(raw[r], f"rank {r}") for r in range(self.size)]
 
     def scatter(self, objs: Optional[Sequence[Any]] = None, root: int = 0) -> Any:
         """Object i of ``root``'s sequence goes to rank i (others pass None)."""
@@ -279,11 +330,13 @@ class Comm:
 
     def allgather(self, obj: Any) -> List[Any]:
         """The list of every member's object in rank order, on every member."""
-        items: List[Any] = self.bcast(self.gather(obj, 0), 0)
+        if self.rank != 0:
+            self.send(obj, 0, tag=_OBJ_TAG)
+        items: List[Any] = self._bcast_result(lambda: self.gather(obj, 0), 0)
         return items
 
     def reduce(self, obj: Any, op: Callable[[Any, Any], Any] = operator.add, root: int = 0) -> Any:
-        """Reduce picklable objects with a Python function (applied in rank order)."""
+        """Reduce objects with a Python function (applied in rank order at ``root``)."""
         items = self.gather(obj, root)
         if items is None:
             return None
@@ -293,8 +346,11 @@ class Comm:
         return acc
 
     def allreduce(self, obj: Any, op: Callable[[Any, Any], Any] = operator.add) -> Any:
-        """As :meth:`reduce`, with the result on every member."""
-        return self.bcast(self.reduce(obj, op, 0), 0)
+        """As :meth:`reduce`, with the result on every member (an error at the root, e.g. a
+        refused object, raises on every member)."""
+        if self.rank != 0:
+            self.send(obj, 0, tag=_OBJ_TAG)
+        return self._bcast_result(lambda: self.reduce(obj, op, 0), 0)
 
     def barrier(self) -> None:
         """Block until every member has entered the barrier (as :meth:`Barrier`)."""

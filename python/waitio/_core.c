@@ -6,7 +6,8 @@
  *
  * Types: Group (a WaitIO group), Request (a pending isend/irecv or one-sided operation; it keeps
  * the buffer exported until completion, so the memory cannot move or disappear while WaitIO uses
- * it) and Window (one-sided, in _core_rma.c, which this file includes).
+ * it) and Window (one-sided, in _core_rma.c, which this file includes). pickle_check walks the
+ * opcodes of a peer's object message before _objects.py decodes it (issue 25).
  *
  * Errors, as mpi4py raises them: TypeError for an object that is not a buffer (or a rank/tag
  * that is not an integer), ValueError for a negative or unsendable tag, a rank outside the
@@ -932,6 +933,176 @@ static PyObject *m_info(PyObject *mod, PyObject *noargs)
     return Py_BuildValue("{s:s,s:s}", "version", waitio_version(), "transports", "shm,tcp");
 }
 
+/* ---- the opcode check of a peer's pickle (_objects.py decodes object messages) ----
+ *
+ * A peer's pickle is decoded by a restricted unpickler (_objects.py): only allowed globals. That
+ * is not enough: the BUILD opcode calls __setstate__ of whatever object is on the stack, and
+ * NumPy's ndarray and dtype __setstate__ trust their input (a short object list reads past its
+ * end; a dtype's flags can claim it holds object pointers). Plain data never uses BUILD, nor
+ * persistent ids or out-of-band buffers, so a peer's pickle that contains one is refused before
+ * it is decoded. The walk follows each opcode's argument exactly as CPython's unpickler reads
+ * it (pickletools' table), so that no opcode can hide inside another's argument; every length
+ * is checked against what arrived. C, not Python: a dict of 10,000 items is 30,000 opcodes.
+ * A pickle that names no global can only build plain containers and scalars: it is decoded by
+ * pickle.loads itself, the restricted unpickler's find_class would never run anyway. */
+
+enum { ARG_NONE, ARG_FIXED, ARG_LINE, ARG_2LINES, ARG_LEN1, ARG_LEN4, ARG_LEN8, ARG_BAD };
+
+/* How opcode OP's argument is laid out; *fixed: its size for ARG_FIXED. */
+static int pickle_arg(unsigned char op, size_t *fixed)
+{
+    *fixed = 0;
+    switch (op) {
+    case '(': case '.': case '0': case '1': case '2': case 'N': case 'R': case 'a': case 'd':
+    case '}': case 'e': case 'l': case ']': case 'o': case 's': case 't': case ')': case 'u':
+    case 0x81: case 0x85: case 0x86: case 0x87: case 0x88: case 0x89: case 0x8f: case 0x90:
+    case 0x91: case 0x92: case 0x93: case 0x94:
+        return ARG_NONE;
+    case 'K': case 'h': case 'q': case 0x80: case 0x82: *fixed = 1; return ARG_FIXED;
+    case 'M': case 0x83: *fixed = 2; return ARG_FIXED;
+    case 'J': case 'j': case 'r': case 0x84: *fixed = 4; return ARG_FIXED;
+    case 'G': case 0x95: *fixed = 8; return ARG_FIXED; /* FRAME: its length; the frame is opcodes */
+    case 'F': case 'I': case 'L': case 'S': case 'V': case 'g': case 'p': return ARG_LINE;
+    case 'c': case 'i': return ARG_2LINES;
+    case 'U': case 'C': case 0x8a: case 0x8c: return ARG_LEN1;
+    case 'T': case 'X': case 0x8b: case 'B': return ARG_LEN4;
+    case 0x8d: case 0x8e: case 0x96: return ARG_LEN8;
+    default: return ARG_BAD;
+    }
+}
+
+/* Why opcode OP is refused in a peer's pickle, or NULL. */
+static const char *pickle_refused(unsigned char op)
+{
+    switch (op) {
+    case 'b': return "uses pickle opcode BUILD, which sets an object's state (plain data never does)";
+    case 'P': case 'Q': return "uses a persistent id (pickle opcode PERSID)";
+    case 0x97: case 0x98: return "uses an out-of-band buffer (pickle opcode NEXT_BUFFER)";
+    default: return NULL;
+    }
+}
+
+/* Skips one line ending in '\n' from *at; 0, or -1 if none ends before n. */
+static int pickle_skip_line(const unsigned char *p, size_t n, size_t *at)
+{
+    const unsigned char *nl = memchr(p + *at, '\n', n - *at);
+    if (!nl)
+        return -1;
+    *at = (size_t)(nl - p) + 1;
+    return 0;
+}
+
+/* Skips a counted argument whose little-endian length has W bytes; 0, or -1 if it overruns. */
+static int pickle_skip_counted(const unsigned char *p, size_t n, size_t *at, size_t w)
+{
+    if (n - *at < w)
+        return -1;
+    uint64_t len = 0;
+    for (size_t i = 0; i < w; i++)
+        len |= (uint64_t)p[*at + i] << (8 * i);
+    *at += w;
+    if (len > n - *at)
+        return -1;
+    *at += (size_t)len;
+    return 0;
+}
+
+/* Whether opcode OP names a global (GLOBAL, INST, STACK_GLOBAL, EXT*): find_class runs. */
+static int pickle_names_global(unsigned char op)
+{
+    return op == 'c' || op == 'i' || op == 0x93 || op == 0x82 || op == 0x83 || op == 0x84;
+}
+
+/* The memo index a PUT, BINPUT or LONG_BINPUT at P[op] stores to (its argument, already
+ * known to lie within the pickle, ends at P[end]); -1 if it is not a plain decimal number. */
+static int64_t pickle_put_index(const unsigned char *p, size_t op, size_t end)
+{
+    if (p[op] == 'q')
+        return p[op + 1];
+    if (p[op] == 'r')
+        return (int64_t)((uint32_t)p[op + 1] | (uint32_t)p[op + 2] << 8 | (uint32_t)p[op + 3] << 16 |
+                         (uint32_t)p[op + 4] << 24);
+    int64_t v = 0; /* 'p': decimal digits, then the newline at end - 1 */
+    if (end - op < 3)
+        return -1;
+    for (size_t i = op + 1; i + 1 < end; i++) {
+        if (p[i] < '0' || p[i] > '9' || v > (INT64_C(1) << 40))
+            return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+/* Walks the pickle P[0..n) to its STOP. 0 if every opcode is allowed (*globals: whether one
+ * names a global); -1 with *why and *where (the opcode's offset) otherwise. A memo index may
+ * only be the next one or one in use, as pickle writes them: CPython's unpickler grows its memo
+ * to twice the index it is given, so a 5-byte LONG_BINPUT of 2^31 would allocate 32 GiB. */
+static int pickle_walk(const unsigned char *p, size_t n, const char **why, size_t *where, int *globals)
+{
+    size_t at = 0;
+    int64_t memo = 0; /* memo entries so far */
+    *globals = 0;
+    while (at < n) {
+        unsigned char op = p[at];
+        size_t fixed;
+        int kind = pickle_arg(op, &fixed), bad = 0;
+        *where = at++;
+        if ((*why = pickle_refused(op)) != NULL)
+            return -1;
+        *globals |= pickle_names_global(op);
+        switch (kind) {
+        case ARG_NONE: break;
+        case ARG_FIXED: bad = n - at < fixed; at += bad ? 0 : fixed; break;
+        case ARG_LINE: bad = pickle_skip_line(p, n, &at); break;
+        case ARG_2LINES: bad = pickle_skip_line(p, n, &at) || pickle_skip_line(p, n, &at); break;
+        case ARG_LEN1: bad = pickle_skip_counted(p, n, &at, 1); break;
+        case ARG_LEN4: bad = pickle_skip_counted(p, n, &at, 4); break;
+        case ARG_LEN8: bad = pickle_skip_counted(p, n, &at, 8); break;
+        default: *why = "has an unknown pickle opcode"; return -1;
+        }
+        if (bad) {
+            *why = "has a pickle opcode whose argument runs past the end";
+            return -1;
+        }
+        if (op == 0x94) /* MEMOIZE: the next index */
+            memo++;
+        if (op == 'p' || op == 'q' || op == 'r') {
+            int64_t idx = pickle_put_index(p, *where, at);
+            if (idx < 0 || idx > memo) {
+                *why = "stores to a memo index out of sequence (pickle opcode PUT)";
+                return -1;
+            }
+            memo += idx == memo;
+        }
+        if (op == '.')
+            return 0;
+    }
+    *where = n;
+    *why = "ends inside the pickle (no STOP)";
+    return -1;
+}
+
+static PyObject *m_pickle_check(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*:pickle_check", &b))
+        return NULL;
+    const char *why = NULL;
+    size_t where = 0;
+    int globals = 0;
+    int rc = pickle_walk(b.buf, (size_t)b.len, &why, &where, &globals);
+    PyBuffer_Release(&b);
+    if (rc < 0) { /* args: (text, offset of the opcode) */
+        PyObject *e = Py_BuildValue("(s n)", why, (Py_ssize_t)where);
+        if (e)
+            PyErr_SetObject(PyExc_ValueError, e);
+        Py_XDECREF(e);
+        return NULL;
+    }
+    return PyBool_FromLong(globals);
+}
+
 static PyMethodDef module_methods[] = {
     {"init", m_init, METH_VARARGS,
      "init(timeout=60, /)\n--\n\nStart WaitIO: register with the instance and wait up to `timeout` s for every PB."},
@@ -953,6 +1124,9 @@ static PyMethodDef module_methods[] = {
     {"waitall", m_waitall, METH_VARARGS,
      "waitall(requests, /)\n--\n\nWait for every request; raise the first failure once all have completed."},
     {"build_info", m_info, METH_NOARGS, "build_info()\n--\n\nReturn {'version': ..., 'transports': ...}."},
+    {"pickle_check", m_pickle_check, METH_VARARGS,
+     "pickle_check(data, /)\n--\n\nRaise ValueError(why, offset) if the pickle data sets an object's state (BUILD), uses\n"
+     "persistent ids or out-of-band buffers, or is malformed; else return whether it names a global."},
     {"win_allocate", m_win_allocate, METH_VARARGS,
      "win_allocate(group, size, /)\n--\n\nAllocate a window of size bytes on every member (collective)."},
     {"win_create", m_win_create, METH_VARARGS,

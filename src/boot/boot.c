@@ -160,6 +160,127 @@ const char *wio_boot_parse_table(const uint8_t *t, size_t len, int npb, wio_boot
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* the master's roster                                                                   */
+
+int wio_boot_roster_init(wio_boot_roster *r, int npb, uint32_t max_procs)
+{
+    memset(r, 0, sizeof *r);
+    r->npb = npb;
+    r->max_procs = max_procs < WIO_PROCS_MAX ? max_procs : WIO_PROCS_MAX;
+    r->size = malloc(sizeof(int) * (size_t)npb);
+    r->count = calloc((size_t)npb, sizeof(int));
+    r->seen = calloc((size_t)npb, sizeof(uint8_t *));
+    r->blocks = calloc((size_t)npb, sizeof(wio_boot_block *));
+    if (!r->size || !r->count || !r->seen || !r->blocks) {
+        wio_boot_roster_free(r);
+        return WAITIO_ERR_NOMEM;
+    }
+    for (int p = 0; p < npb; p++)
+        r->size[p] = -1;
+    return 0;
+}
+
+void wio_boot_roster_free(wio_boot_roster *r)
+{
+    for (int p = 0; r->seen && p < r->npb; p++)
+        free(r->seen[p]);
+    for (int p = 0; r->blocks && p < r->npb; p++)
+        while (r->blocks[p]) {
+            wio_boot_block *b = r->blocks[p];
+            r->blocks[p] = b->next;
+            free(b);
+        }
+    free(r->size);
+    free(r->count);
+    free(r->seen);
+    free(r->blocks);
+    memset(r, 0, sizeof *r);
+}
+
+static int roster_seen(const wio_boot_roster *r, int pb, int rank)
+{
+    return (r->seen[pb][rank >> 3] >> (rank & 7)) & 1;
+}
+
+/* A PB's first registration fixes its size: the claims of all PBs together must fit
+ * max_procs, checked before anything is allocated for the PB (its bits: size / 8 bytes). */
+static const char *roster_claim(wio_boot_roster *r, int pb, int size)
+{
+    static char why[160];
+    if (r->claimed + (uint64_t)size > r->max_procs) {
+        snprintf(why, sizeof why, "PB size %d: the instance would have %llu processes or more, over "
+                 "the limit of %u (WAITIO_MAX_PROCS)", size,
+                 (unsigned long long)(r->claimed + (uint64_t)size), (unsigned)r->max_procs);
+        return why;
+    }
+    size_t bytes = ((size_t)size + 7) / 8;
+    r->seen[pb] = calloc(bytes, 1);
+    if (!r->seen[pb])
+        return "master out of memory";
+    r->held += bytes;
+    r->claimed += (uint64_t)size;
+    r->size[pb] = size;
+    return NULL;
+}
+
+const char *wio_boot_roster_add(wio_boot_roster *r, int pb, int first, int size, int k,
+                                const wio_proc *entries)
+{
+    if (pb < 0 || pb >= r->npb || size < 1 || first < 0 || k < 1 || k > size - first)
+        return "registration fields out of range";
+    if (r->size[pb] >= 0 && r->size[pb] != size)
+        return "PB size differs from the size other processes of that PB registered";
+    for (int i = 0; r->size[pb] >= 0 && i < k; i++)
+        if (roster_seen(r, pb, first + i))
+            return "this PB rank is already registered (two processes with the same WAITIO_PBID and rank?)";
+    const char *why = r->size[pb] < 0 ? roster_claim(r, pb, size) : NULL;
+    if (why)
+        return why;
+    size_t bytes = sizeof(wio_boot_block) + sizeof(wio_proc) * (size_t)k;
+    wio_boot_block *b = malloc(bytes);
+    if (!b)
+        return "master out of memory";
+    b->first = first;
+    b->k = k;
+    memcpy(b->entries, entries, sizeof(wio_proc) * (size_t)k);
+    b->next = r->blocks[pb];
+    r->blocks[pb] = b;
+    r->held += bytes;
+    for (int i = 0; i < k; i++)
+        r->seen[pb][(first + i) >> 3] |= (uint8_t)(1u << ((first + i) & 7));
+    r->count[pb] += k;
+    if (r->count[pb] == size)
+        r->complete++;
+    return NULL;
+}
+
+uint8_t *wio_boot_roster_table(const wio_boot_roster *r, size_t *len, const char **why)
+{
+    if (r->complete != r->npb) {
+        *why = "not every PB registered";
+        return NULL;
+    }
+    /* claimed <= max_procs <= WIO_PROCS_MAX: the table fits WIO_TABLE_MAX */
+    *len = 4 + 4 * (size_t)r->npb + ENTRY_LEN * (size_t)r->claimed;
+    uint8_t *t = malloc(*len);
+    if (!t) {
+        *why = "out of memory for the address table";
+        return NULL;
+    }
+    wio_put_le32(t, (uint32_t)r->npb);
+    uint8_t *q = t + 4 + 4 * (size_t)r->npb;
+    for (int p = 0; p < r->npb; p++) {
+        wio_put_le32(t + 4 + 4 * (size_t)p, (uint32_t)r->size[p]);
+        /* every rank arrived exactly once (the bits): the blocks tile the PB's ranks */
+        for (const wio_boot_block *b = r->blocks[p]; b; b = b->next)
+            for (int i = 0; i < b->k; i++)
+                entry_encode(&b->entries[i], q + (size_t)(b->first + i) * ENTRY_LEN);
+        q += ENTRY_LEN * (size_t)r->size[p];
+    }
+    return t;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* who am I                                                                              */
 
 static uint64_t host_identity(void)
@@ -306,10 +427,7 @@ typedef struct master_conn {
 
 typedef struct master {
     wio_engine *e;
-    int *pb_size;             /* -1 until the PB's first registration */
-    int *pb_count;
-    wio_proc **entries;       /* per PB, per rank */
-    int total_pbs_complete;
+    wio_boot_roster r;        /* who registered */
     master_conn *conns;
     int in_flight;
     double timeout;
@@ -357,27 +475,6 @@ static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const
     master_send(m, mc, WIO_FT_ERROR, flags, (const uint8_t *)mc->text, strlen(mc->text));
 }
 
-/* Records one process; returns NULL or a reason to refuse it. */
-static const char *master_record(master *m, int pb, int rank, int size, const wio_proc *entry)
-{
-    if (m->pb_size[pb] < 0) {
-        m->entries[pb] = calloc((size_t)size, sizeof(wio_proc));
-        if (!m->entries[pb])
-            return "master out of memory";
-        m->pb_size[pb] = size;
-        for (int r = 0; r < size; r++)
-            m->entries[pb][r].addr.family = 0; /* 0 = not registered yet */
-    }
-    if (m->pb_size[pb] != size)
-        return "PB size differs from the size other processes of that PB registered";
-    if (m->entries[pb][rank].addr.family != 0)
-        return "this PB rank is already registered (two processes with the same WAITIO_PBID and rank?)";
-    m->entries[pb][rank] = *entry;
-    if (++m->pb_count[pb] == size)
-        m->total_pbs_complete++;
-    return NULL;
-}
-
 static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)ctx;
@@ -398,12 +495,7 @@ static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, 
 static const char *master_record_block(master *m, int pb, int first, int size, int k,
                                        const wio_proc *entries)
 {
-    for (int i = 0; i < k; i++) {
-        const char *why = master_record(m, pb, first + i, size, &entries[i]);
-        if (why)
-            return why;
-    }
-    return NULL;
+    return wio_boot_roster_add(&m->r, pb, first, size, k, entries);
 }
 
 static int master_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
@@ -498,25 +590,9 @@ static const wio_tp_handler master_handler = {
 
 static int master_build_table(master *m)
 {
-    wio_engine *e = m->e;
-    size_t total = 0;
-    for (int p = 0; p < e->npb; p++)
-        total += (size_t)m->pb_size[p];
-    m->table_len = 4 + 4 * (size_t)e->npb + ENTRY_LEN * total;
-    if (m->table_len > WIO_TABLE_MAX)
-        return wio_fail(WAITIO_ERR_BOOT, "the instance has too many processes (%zu)", total);
-    m->table = malloc(m->table_len);
-    if (!m->table)
-        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
-    uint8_t *q = m->table;
-    wio_put_le32(q, (uint32_t)e->npb);
-    q += 4;
-    for (int p = 0; p < e->npb; p++, q += 4)
-        wio_put_le32(q, (uint32_t)m->pb_size[p]);
-    for (int p = 0; p < e->npb; p++)
-        for (int r = 0; r < m->pb_size[p]; r++, q += ENTRY_LEN)
-            entry_encode(&m->entries[p][r], q);
-    return 0;
+    const char *why = NULL;
+    m->table = wio_boot_roster_table(&m->r, &m->table_len, &why);
+    return m->table ? 0 : wio_fail(WAITIO_ERR_NOMEM, "rendezvous master: %s", why);
 }
 
 /* "PB 1 (none of its processes registered), PB 2 (3 of 4 processes registered)" */
@@ -526,12 +602,12 @@ static void master_describe_missing(const master *m, char *buf, size_t cap)
     buf[0] = '\0';
     for (int p = 0; p < m->e->npb && used < cap; p++) {
         int n;
-        if (m->pb_size[p] < 0)
+        if (m->r.size[p] < 0)
             n = snprintf(buf + used, cap - used, "%sPB %d (none of its processes registered)",
                          used ? ", " : "", p);
-        else if (m->pb_count[p] < m->pb_size[p])
+        else if (m->r.count[p] < m->r.size[p])
             n = snprintf(buf + used, cap - used, "%sPB %d (%d of %d processes registered)",
-                         used ? ", " : "", p, m->pb_count[p], m->pb_size[p]);
+                         used ? ", " : "", p, m->r.count[p], m->r.size[p]);
         else
             continue;
         used += n > 0 ? (size_t)n : 0;
@@ -550,7 +626,7 @@ static void master_report(void *arg, double waited)
 static int master_done(void *arg)
 {
     const master *m = arg;
-    return m->total_pbs_complete == m->e->npb;
+    return m->r.complete == m->e->npb;
 }
 
 static int master_flushed(void *arg) { return ((const master *)arg)->in_flight == 0; }
@@ -565,11 +641,7 @@ static void master_free(master *m)
         free(mc->reg);
         free(mc);
     }
-    for (int p = 0; p < m->e->npb; p++)
-        free(m->entries[p]);
-    free(m->entries);
-    free(m->pb_size);
-    free(m->pb_count);
+    wio_boot_roster_free(&m->r);
     free(m->table);
 }
 
@@ -578,6 +650,22 @@ typedef struct boot_block {
     int first, k;
     const uint8_t *entries;
 } boot_block;
+
+/* The master's own block (PB 0, its ranks b->first..): NULL or why it cannot be recorded. */
+static const char *master_record_own(master *m, const boot_block *b)
+{
+    wio_proc *entries = malloc(sizeof(wio_proc) * (size_t)b->k);
+    if (!entries)
+        return "out of memory";
+    const char *why = NULL;
+    for (int i = 0; i < b->k && !why; i++)
+        if (entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entries[i]) != 0)
+            why = "malformed own entry";
+    if (!why)
+        why = master_record_block(m, 0, b->first, m->e->cfg.local_size, b->k, entries);
+    free(entries);
+    return why;
+}
 
 /* The master's port listens where the others are told to connect: the rendezvous file's
  * address (ours), else WAITIO_MASTER_HOST as resolved here; every interface only with
@@ -595,15 +683,8 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
                       const wio_addr *master_host, uint8_t **table, size_t *table_len)
 {
     master m = {.e = e, .timeout = timeout};
-    m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
-    m.pb_count = calloc((size_t)e->npb, sizeof(int));
-    m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
-    if (!m.pb_size || !m.pb_count || !m.entries) {
-        master_free(&m);
+    if (wio_boot_roster_init(&m.r, e->npb, (uint32_t)e->cfg.max_procs) != 0)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
-    }
-    for (int p = 0; p < e->npb; p++)
-        m.pb_size[p] = -1;
     const char *port_env = getenv("WAITIO_MASTER_PORT");
     int port = e->cfg.rendezvous[0] && !(port_env && *port_env) ? 0 : e->cfg.master_port;
     wio_listener *l = NULL;
@@ -624,12 +705,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
         }
     }
     wio_info("rendezvous master listening on port %u", (unsigned)bound_port);
-    const char *why = NULL;
-    for (int i = 0; i < b->k && !why; i++) {
-        wio_proc entry;
-        why = entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entry) != 0
-                  ? "malformed own entry" : master_record(&m, 0, b->first + i, e->cfg.local_size, &entry);
-    }
+    const char *why = master_record_own(&m, b);
     if (why)
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     if (!rc)
@@ -926,7 +1002,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
 #define DIR_POLL_MAX 0.2
 
 typedef struct dir_boot {
-    char dir[WIO_FILE_PATH_MAX + 16];
+    char dir[WIO_FILE_PATH_MAX + 16]; /* for messages: records are reached through fd */
+    int fd;                    /* boot/, opened once below the instance directory (file_dir.h) */
     uint8_t key[WIO_PROOF_LEN];
     char warned[8][64];        /* records already reported as invalid (once each) */
 } dir_boot;
@@ -948,12 +1025,18 @@ static void dir_warn_once(dir_boot *d, const char *name, const char *why)
 static int dir_open(wio_engine *e, dir_boot *d)
 {
     char inst[WIO_FILE_PATH_MAX];
-    int rc = wio_file_instance_dir(&e->cfg, &e->key, inst, sizeof inst);
+    int inst_fd;
+    d->fd = -1;
+    int rc = wio_file_instance_open(&e->cfg, &e->key, inst, sizeof inst, &inst_fd);
     if (rc)
         return rc;
     snprintf(d->dir, sizeof d->dir, "%s/boot", inst);
     wio_file_key(&e->key, d->key);
-    return wio_file_mkdir_private(d->dir);
+    if (wio_file_subdir_at(inst_fd, "boot", 1, &d->fd) != 0)
+        rc = wio_fail(WAITIO_ERR_ENV, "%s must be a directory of this user that nobody else can write: %s",
+                      d->dir, strerror(errno));
+    close(inst_fd);
+    return rc;
 }
 
 /* Sleeps a little longer each time nothing changed, progressing the engine meanwhile. */
@@ -964,20 +1047,7 @@ static int dir_wait(wio_engine *e, double *pause)
     return rc;
 }
 
-static void dir_clear(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    char path[WIO_FILE_PATH_MAX + 300];
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-            unlink(path);
-        }
-    closedir(d);
-}
+static void dir_clear(const dir_boot *d) { wio_file_clear_at(d->fd); } /* never follows a link */
 
 /* Publishes epoch || body under name. */
 static int dir_publish(const dir_boot *d, const char *name, const uint8_t *epoch, const void *body, size_t len)
@@ -987,7 +1057,7 @@ static int dir_publish(const dir_boot *d, const char *name, const uint8_t *epoch
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     memcpy(buf, epoch, DIR_EPOCH_LEN);
     memcpy(buf + DIR_EPOCH_LEN, body, len);
-    int rc = wio_file_publish(d->dir, name, buf, DIR_EPOCH_LEN + len, d->key, 0);
+    int rc = wio_file_publish_at(d->fd, name, buf, DIR_EPOCH_LEN + len, d->key, 0);
     free(buf);
     return rc;
 }
@@ -1000,7 +1070,7 @@ static int dir_read(dir_boot *d, const char *name, const uint8_t *want, uint8_t 
     uint8_t *data = NULL;
     size_t n = 0;
     const char *why;
-    int rc = wio_file_read_record(d->dir, name, max + DIR_EPOCH_LEN, d->key, &data, &n, &why);
+    int rc = wio_file_read_record_at(d->fd, name, max + DIR_EPOCH_LEN, d->key, &data, &n, &why);
     if (rc < 0)
         dir_warn_once(d, name, why);
     if (rc != 0)
@@ -1025,9 +1095,13 @@ typedef struct dir_ack {
 /* Master: takes every registration of this epoch that arrived; acks[] gets who to answer. */
 static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks)
 {
-    DIR *dp = opendir(d->dir);
-    if (!dp)
+    int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* a listing of its own */
+    DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dp) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     struct dirent *de;
     while ((de = readdir(dp))) {
         if (strncmp(de->d_name, "reg-", 4) != 0)
@@ -1036,9 +1110,7 @@ static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *a
         size_t len = 0;
         if (dir_read(d, de->d_name, epoch, NULL, WIO_REGISTER_MAX, &body, &len) != 0)
             continue;
-        char path[WIO_FILE_PATH_MAX + 300];
-        snprintf(path, sizeof path, "%s/%s", d->dir, de->d_name);
-        unlink(path); /* taken: each registration is counted once */
+        unlinkat(d->fd, de->d_name, 0); /* taken: each registration is counted once */
         wio_boot_reg reg;
         const char *why = len < DIR_NONCE_LEN ? "too short"
                                               : wio_boot_parse_register(body + DIR_NONCE_LEN, len - DIR_NONCE_LEN, &reg);
@@ -1070,27 +1142,15 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
                       uint8_t **table, size_t *table_len)
 {
     master m = {.e = e};
-    m.pb_size = malloc(sizeof(int) * (size_t)e->npb);
-    m.pb_count = calloc((size_t)e->npb, sizeof(int));
-    m.entries = calloc((size_t)e->npb, sizeof(wio_proc *));
-    if (!m.pb_size || !m.pb_count || !m.entries) {
-        master_free(&m);
+    if (wio_boot_roster_init(&m.r, e->npb, (uint32_t)e->cfg.max_procs) != 0)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
-    }
-    for (int p = 0; p < e->npb; p++)
-        m.pb_size[p] = -1;
     uint8_t epoch[DIR_EPOCH_LEN], npb[4];
     wio_put_le32(npb, (uint32_t)e->npb);
-    dir_clear(d->dir); /* a previous run's records go before this run's epoch exists */
+    dir_clear(d); /* a previous run's records go before this run's epoch exists */
     int rc = wio_random_bytes(epoch, sizeof epoch);
     if (!rc)
         rc = dir_publish(d, "master", epoch, npb, sizeof npb);
-    const char *why = NULL;
-    for (int i = 0; i < b->k && !rc && !why; i++) {
-        wio_proc entry;
-        why = entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entry) != 0
-                  ? "malformed own entry" : master_record(&m, 0, b->first + i, e->cfg.local_size, &entry);
-    }
+    const char *why = rc ? NULL : master_record_own(&m, b);
     if (why)
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
     wio_info("start-up through the directory %s", d->dir);
@@ -1106,7 +1166,7 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
             rc = wio_fail(WAITIO_ERR_TIMEOUT, "%s", text);
             break;
         }
-        int before = m.total_pbs_complete;
+        int before = m.r.complete;
         if (nacks + 64 > max_acks) { /* room for what may arrive in one scan */
             dir_ack *a = realloc(acks, (size_t)(max_acks + 256) * sizeof *a);
             if (!a) {
@@ -1117,7 +1177,7 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
             max_acks += 256;
         }
         dir_collect(&m, d, epoch, acks, &nacks, nacks + 64);
-        if (!master_done(&m) && (rc = m.total_pbs_complete != before ? 0 : dir_wait(e, &pause)))
+        if (!master_done(&m) && (rc = m.r.complete != before ? 0 : dir_wait(e, &pause)))
             break;
     }
     if (!rc && !(rc = master_build_table(&m)) && !(rc = dir_publish(d, "table", epoch, m.table, m.table_len))) {
@@ -1203,11 +1263,12 @@ static int dir_register(wio_engine *e, double deadline, double timeout, const bo
 {
     dir_boot d = {0};
     int rc = dir_open(e, &d);
-    if (rc)
-        return rc;
-    if (e->cfg.pbid == 0 && b->first == 0)
-        return dir_master(e, &d, deadline, timeout, b, table, table_len);
-    return dir_client(e, &d, deadline, timeout, b, table, table_len);
+    if (!rc)
+        rc = e->cfg.pbid == 0 && b->first == 0 ? dir_master(e, &d, deadline, timeout, b, table, table_len)
+                                               : dir_client(e, &d, deadline, timeout, b, table, table_len);
+    if (d.fd >= 0)
+        close(d.fd);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -32,6 +32,38 @@ typedef struct wio_boot_table {
 const char *wio_boot_parse_table(const uint8_t *t, size_t len, int npb, wio_boot_table *out);
 void wio_boot_table_free(wio_boot_table *t);
 
+/* The master's record of the registrations. A REGISTER only claims its PB's size: what is held
+ * for a PB grows with the ranks that actually arrived (a bit per rank of the claimed size, and
+ * each block's entries as it came), never with the claim, and the claims of all PBs together
+ * must fit max_procs (WAITIO_MAX_PROCS, at most what one address table can carry). */
+typedef struct wio_boot_block {
+    struct wio_boot_block *next;
+    int first, k;                  /* ranks first..first+k-1 */
+    wio_proc entries[];
+} wio_boot_block;
+
+typedef struct wio_boot_roster {
+    int npb;
+    uint32_t max_procs;
+    uint64_t claimed;              /* the sizes of the PBs that registered, together */
+    int *size;                     /* per PB: -1 until its first registration */
+    int *count;                    /* per PB: ranks registered */
+    uint8_t **seen;                /* per PB: a bit per rank, set once it registered */
+    wio_boot_block **blocks;       /* per PB: what arrived, newest first */
+    int complete;                  /* PBs all of whose ranks registered */
+    size_t held;                   /* bytes allocated for the PBs' bits and blocks */
+} wio_boot_roster;
+
+/* 0, or WAITIO_ERR_NOMEM. */
+int wio_boot_roster_init(wio_boot_roster *r, int npb, uint32_t max_procs);
+/* Records ranks first..first+k-1 of PB pb of the given size; returns NULL, or why the block
+ * is refused (then nothing of it is recorded). */
+const char *wio_boot_roster_add(wio_boot_roster *r, int pb, int first, int size, int k,
+                                const wio_proc *entries);
+/* Once every PB is complete: the encoded address table (malloc'd), or NULL with *why set. */
+uint8_t *wio_boot_roster_table(const wio_boot_roster *r, size_t *len, const char **why);
+void wio_boot_roster_free(wio_boot_roster *r);
+
 /* boot_job.c: the one-job MPMD launch (the MPI job is the instance). */
 /* With the adapter's job layout and no instance variable: c->job = 1, PBs from MPI. */
 int wio_job_configure(wio_config *c);

@@ -77,12 +77,15 @@ typedef struct wio_config {
     size_t hybrid_threshold;       /* WAITIO_HYBRID_THRESHOLD: hybrid's large-message size */
     double file_poll_max;          /* seconds between looks at a quiet file stream, at most */
     int file_fsync;                /* WAITIO_FILE_FSYNC: fsync each segment before publishing */
+    int file_unsafe_dir;           /* WAITIO_FILE_UNSAFE_DIR: accept a scratch directory others may
+                                      write without the sticky bit (docs/transports.md) */
     long max_connections;          /* 0: auto (from the descriptor limit) */
     int single_copy;               /* WAITIO_SINGLE_COPY: 1, 0, -1 = auto (when oversubscribed) */
     int npb_explicit;              /* WAITIO_NPB was set (WAITIO_NPB=1: a deliberate single PB) */
     int job;                       /* one-job MPMD launch: layout, key and table from MPI */
     char trace_dir[1024];          /* WAITIO_TRACE: where this process's trace goes ("" = none) */
     int stats;                     /* WAITIO_STATS: per-peer table at finalize */
+    int max_procs;                 /* WAITIO_MAX_PROCS: the processes of all PBs together, at most */
 } wio_config;
 
 enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2 };

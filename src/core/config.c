@@ -166,7 +166,8 @@ static int load_file_mode(wio_config *c)
         (rc = env_size("WAITIO_MAXFILE_SIZE_PER_PROC", 4096, (size_t)1 << 40, &c->maxfile)) ||
         (rc = env_size(thr, 1, (size_t)1 << 40, &c->hybrid_threshold)) ||
         (rc = env_double("WAITIO_FILE_POLL_MS", 0.01, 10000, &poll_ms)) ||
-        (rc = env_int("WAITIO_FILE_FSYNC", 0, 1, &c->file_fsync, NULL)))
+        (rc = env_int("WAITIO_FILE_FSYNC", 0, 1, &c->file_fsync, NULL)) ||
+        (rc = env_int("WAITIO_FILE_UNSAFE_DIR", 0, 1, &c->file_unsafe_dir, NULL)))
         return rc;
     c->file_poll_max = poll_ms * 1e-3;
     const char *job = getenv("WAITIO_JOB_ID");
@@ -264,6 +265,7 @@ int wio_config_load(wio_config *c)
     c->peer_timeout = 30;
     c->shm_ring = 1u << 20;
     c->single_copy = -1;
+    c->max_procs = (int)WIO_PROCS_DEFAULT;
     if ((rc = env_int("WAITIO_NPB", 1, 1 << 16, &c->npb, &c->npb_explicit)) ||
         (rc = env_int("WAITIO_PBID", 0, 1 << 16, &c->pbid, NULL)) ||
         (rc = env_int("WAITIO_MASTER_PORT", 1, 65535, &c->master_port, NULL)) ||
@@ -290,6 +292,7 @@ int wio_config_load(wio_config *c)
         (rc = env_auto_bool("WAITIO_SINGLE_COPY", &c->single_copy)) ||
         (rc = env_string("WAITIO_TRACE", c->trace_dir, sizeof c->trace_dir, "")) ||
         (rc = env_int("WAITIO_STATS", 0, 1, &c->stats, NULL)) ||
+        (rc = env_int("WAITIO_MAX_PROCS", 1, (int)WIO_PROCS_MAX, &c->max_procs, NULL)) ||
         (rc = load_local_rank(c)))
         return rc;
     if (c->shm_ring & (c->shm_ring - 1))

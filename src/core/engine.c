@@ -120,7 +120,12 @@ static int link_connect(wio_engine *e, wio_link *l)
     while ((tp = link_choose(e, l))) {
         l->tried |= 1u << (unsigned)(tp - e->tps);
         void *conn = NULL;
-        if (tp->ops->connect(tp->ctx, l->peer->id, l->bulk ? WIO_TPC_BULK : 0, l, &conn) == 0) {
+        /* the transport reports a failure only after connect returned (transport.h): a closed
+         * callback in between would leave l->conn naming a connection already freed */
+        l->connecting = 1;
+        int rc = tp->ops->connect(tp->ctx, l->peer->id, l->bulk ? WIO_TPC_BULK : 0, l, &conn);
+        l->connecting = 0;
+        if (rc == 0) {
             l->tp = tp;
             l->conn = conn;
             l->outgoing = 1;
@@ -1096,6 +1101,7 @@ static void on_closed(void *ctx, void *user, int err, const char *why, int rejec
     wio_link *l = user;
     wio_peer *p = l->peer;
     wio_engine *e = p->engine;
+    WIO_ASSERT(!l->connecting);
     l->conn = NULL;
     l->rx_req = NULL;
     l->rx_unexp = NULL;
@@ -1670,6 +1676,13 @@ void wio_engine_send_frame(wio_engine *e, uint32_t peer_id, wio_send_item *it)
         return;
     }
     peer_queue(e, p, it);
+}
+
+void wio_engine_drop_peer(wio_engine *e, uint32_t peer_id, const char *why)
+{
+    wio_peer *p = peer_id < e->nprocs_total ? e->peers[peer_id] : NULL;
+    if (p && p->state != WIO_PEER_FAILED)
+        peer_fail(e, p, WAITIO_ERR_PEER, why); /* logged there ("lost process N: why") */
 }
 
 int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id)

@@ -54,6 +54,7 @@ typedef struct wio_link {
     const wio_tp_slot *tp;       /* the transport of conn (NULL while none) */
     void *conn;                  /* the transport's connection object */
     int outgoing;                /* conn is our own connection (not an accepted one) */
+    int connecting;              /* inside the transport's connect(): no callback may name us */
     int bulk;
     int open;                    /* bulk: frames may be sent (the main link uses peer->state) */
     unsigned tried;              /* transports tried for this connect (bit per slot) */
@@ -297,6 +298,9 @@ int wio_engine_cancel(wio_engine *e, wio_req_impl *r);
 /* For the one-sided layer (src/rma): queues a frame for process peer_id on its main connection,
  * connecting first if needed; the item's done callback reports its fate. */
 void wio_engine_send_frame(wio_engine *e, uint32_t peer_id, wio_send_item *it);
+/* Closes the connections to process peer_id now, as if it were lost (its requests fail, its
+ * queued frames are dropped): the one-sided layer's answer to a peer that abuses it. */
+void wio_engine_drop_peer(wio_engine *e, uint32_t peer_id, const char *why);
 /* 0 while process peer_id can be talked to, else the error its requests fail with. */
 int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id);
 /* Direct access to process peer_id's memory through its open connection's transport (shm's

@@ -68,6 +68,10 @@ enum wio_frame_type {
 #define WIO_REGISTER_MAX (16u + WIO_TABLE_ENTRY_LEN * WIO_REGISTER_BLOCK)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
+/* The most processes one address table can describe (its 4-byte PB count and the sizes of up to
+ * 2^16 PBs aside): the ceiling of WAITIO_MAX_PROCS, which bounds an instance (boot.c). */
+#define WIO_PROCS_MAX ((WIO_TABLE_MAX - 4u - 4u * 65536u) / WIO_TABLE_ENTRY_LEN)
+#define WIO_PROCS_DEFAULT (1u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
 #define WIO_RTS_PAYLOAD_MAX 24u /* RTS: a transport's direct-read descriptor (shm: 16 B) */
@@ -108,10 +112,11 @@ const char *wio_frame_type_name(unsigned type);
 
 /* ---- file transport segments (transport/file.c, docs/protocol.md "File transport") ----
  * A segment file holds a run of one stream's bytes: a 48-byte header, the payload, and an
- * HMAC-SHA256 (with the instance's file key) over payload || header. Its name is its sequence
- * number (16 hex digits); a writer publishes it complete, by rename. */
+ * HMAC-SHA256 (with the instance's file key) over binding || payload || header, the binding
+ * being the stream's direction, writer and reader (file.h). Its name is its sequence number (16
+ * hex digits); a writer publishes it complete, by rename. Version 2: the MAC binds the direction. */
 #define WIO_SEG_MAGIC 0x32304745534f4957ull /* "WIOSEG02" in little-endian byte order */
-#define WIO_SEG_VERSION 1
+#define WIO_SEG_VERSION 2
 #define WIO_SEG_HDR_SIZE 48
 #define WIO_SEG_MAC_SIZE 32
 #define WIO_SEG_FIN 0x0001u    /* the writer's last segment: the stream ends after it */

@@ -96,23 +96,56 @@ static size_t trace_capacity(void)
     return (bytes - TRACE_HDR) / TRACE_REC;
 }
 
+/* The trace directory, opened once: created 0700 if missing; an existing one must be ours and
+ * writable by nobody else, since whoever may write there can remove, replace or watch grow the
+ * traces (and plant files that waitio-trace then reads). The file is created relative to the
+ * descriptor checked, so a directory swapped in after the check is never written. */
+static int trace_open_dir(const char *dir, int *out)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot create %s: %s", dir, strerror(errno));
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot open the directory %s: %s", dir, strerror(errno));
+    struct stat st;
+    if (fstat(dfd, &st) != 0) {
+        int err = errno;
+        close(dfd);
+        return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: %s: %s", dir, strerror(err));
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        close(dfd);
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRACE: %s is %s (owner uid %u, mode %04o): a trace "
+                        "directory must be yours and writable by you alone", dir,
+                        st.st_uid != geteuid() ? "another user's directory" : "writable by others",
+                        (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    }
+    *out = dfd;
+    return 0;
+}
+
 static int trace_open_file(wio_engine *e)
 {
     const char *dir = e->cfg.trace_dir;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot create %s: %s", dir, strerror(errno));
-    char path[sizeof e->cfg.trace_dir + 64];
-    snprintf(path, sizeof path, "%s/pb%d.r%d.p%u.%ld.wtr", dir, e->cfg.pbid, e->cfg.local_rank,
+    int dfd = -1, rc = trace_open_dir(dir, &dfd);
+    if (rc)
+        return rc;
+    char name[64], path[sizeof e->cfg.trace_dir + 64];
+    snprintf(name, sizeof name, "pb%d.r%d.p%u.%ld.wtr", e->cfg.pbid, e->cfg.local_rank,
              (unsigned)e->my_id, (long)getpid());
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     /* a new name of our own: O_EXCL | O_NOFOLLOW, so nothing planted there is followed */
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot create %s: %s", path, strerror(errno));
+    int fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        int err = errno;
+        close(dfd);
+        return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot create %s: %s", path, strerror(err));
+    }
     tr.capacity = trace_capacity();
     tr.map_len = TRACE_HDR + (size_t)tr.capacity * TRACE_REC;
     /* blocks and pages up front: no page fault or block allocation inside a traced operation
      * (measured: 40% off the cost of an event), and a full disk fails here */
-    int rc = ftruncate(fd, (off_t)tr.map_len) == 0 ? posix_fallocate(fd, 0, (off_t)tr.map_len) : errno;
+    rc = ftruncate(fd, (off_t)tr.map_len) == 0 ? posix_fallocate(fd, 0, (off_t)tr.map_len) : errno;
     int flags = MAP_SHARED;
 #ifdef MAP_POPULATE
     flags |= MAP_POPULATE;
@@ -121,10 +154,11 @@ static int trace_open_file(wio_engine *e)
     if (!rc && map == MAP_FAILED)
         rc = errno;
     close(fd);
-    if (rc) {
-        unlink(path);
+    if (rc)
+        unlinkat(dfd, name, 0);
+    close(dfd);
+    if (rc)
         return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot map %s: %s", path, strerror(rc));
-    }
     tr.map = map;
     tr.count = tr.dropped = 0;
     uint8_t *h = tr.map;
@@ -291,8 +325,11 @@ static void sync_clocks(wio_engine *e, uint64_t tag, double wait, int slot)
 
 void wio_trace_start(wio_engine *e)
 {
-    if (e->cfg.trace_dir[0] && trace_open_file(e) != 0)
-        wio_warn("%s; not tracing", waitio_error_message());
+    /* asked for and refused: said even with logging off by default (like the start-up notice,
+     * it follows WAITIO_LOG only when that is set) */
+    if (e->cfg.trace_dir[0] && trace_open_file(e) != 0 &&
+        (!wio_log_explicit || wio_log_level_current >= WIO_LOG_WARN))
+        wio_log_write(WIO_LOG_WARN, "%s; not tracing", waitio_error_message());
     /* every process takes part whether it traces or not: the master serves who does */
     if (e->my_id == 0 || e->cfg.trace_dir[0])
         sync_clocks(e, TAG_SYNC_START, 30, 0);

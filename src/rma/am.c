@@ -22,8 +22,15 @@
 #include "rma/rma.h"
 
 #define GET_PIECE (1u << 30)           /* bytes asked for by one GET frame (src is 32 bits) */
-#define TARGET_MAX_REPLIES (1u << 16)  /* replies queued per peer before it is a protocol error */
-#define TARGET_MAX_RPC_BYTES (64u << 20) /* call arguments per peer waiting to run */
+/* What one origin may make this process hold: replies queued to it and its calls waiting to
+ * run, at most TARGET_MAX_QUEUED of them and r->max_queued bytes (WAITIO_RMA_MAX_QUEUED). Bytes
+ * are what the target allocates: each entry's structures and send items, a call's arguments, a
+ * reply's own copy, plus ENTRY_OVERHEAD per allocation; a GET reply borrows the window's memory
+ * and costs only its items (the window exists anyway; the free waits for it, window.c). An origin
+ * that goes over is dropped (logged): a well-behaved one has at most WAITIO_RMA_MAX_INFLIGHT
+ * operations waiting per target, far below both (docs/one-sided.md, "Resources"). */
+#define TARGET_MAX_QUEUED (1u << 16)
+#define ENTRY_OVERHEAD 64u
 
 typedef struct am_op {
     wio_rma *rma;
@@ -48,6 +55,8 @@ typedef struct am_reply {
     uint32_t peer;
     void *owned;
     struct waitio_win *borrowed; /* the window whose memory the payload is */
+    wio_list blink;              /* on rma->borrowed while it borrows */
+    size_t charged;              /* counted against its peer's queue caps */
     uint8_t small[8];
 } am_reply;
 
@@ -583,32 +592,73 @@ static void refuse(wio_rma_peer *p, int err, uint32_t wid, uint64_t off, uint64_
 /* The window part [off, off+len) of w, or an error. */
 static int in_bounds(const struct waitio_win *w, uint64_t off, uint64_t len)
 {
-    return w && off <= w->size && len <= w->size - off;
+    return wio_win_in_bounds(w, off, len); /* the data window's holes too (window.c) */
+}
+
+/* Counts an entry of `bytes` that origin `peer` makes us hold. 0, or -1 when that would take it
+ * over the caps: logged once, and the caller drops the connection (a frame hook's -1). */
+static int charge(wio_rma *r, uint32_t peer, size_t bytes)
+{
+    wio_rma_peer *p = r->peers[peer];
+    if (!p)
+        return 0;
+    if (!p->over && p->queued < TARGET_MAX_QUEUED && bytes <= r->max_queued &&
+        p->queued_bytes <= r->max_queued - bytes) {
+        p->queued++;
+        p->queued_bytes += bytes;
+        return 0;
+    }
+    if (!p->over)
+        wio_warn("process %u exceeded the one-sided queue limit (%u replies and calls, %zu bytes held "
+                 "for it; at most %u and WAITIO_RMA_MAX_QUEUED=%zu): dropping its connection",
+                 (unsigned)peer, (unsigned)p->queued, p->queued_bytes, TARGET_MAX_QUEUED, r->max_queued);
+    p->over = 1;
+    return -1;
+}
+
+void wio_am_uncharge(wio_rma *r, uint32_t peer, size_t bytes)
+{
+    wio_rma_peer *p = r->peers[peer];
+    if (!p || !bytes)
+        return;
+    if (p->queued)
+        p->queued--;
+    p->queued_bytes = p->queued_bytes >= bytes ? p->queued_bytes - bytes : 0;
 }
 
 static void reply_done(wio_send_item *it, int err)
 {
     (void)err;
     am_reply *a = it->owner;
+    if (a->borrowed)
+        a->borrowed->progress++; /* a piece less that reads the window: a free waiting sees it move */
     if (--a->left)
         return;
-    wio_rma_peer *p = a->rma->peers[a->peer];
-    if (p && p->replies)
-        p->replies--;
-    if (a->borrowed)
+    wio_am_uncharge(a->rma, a->peer, a->charged);
+    if (a->borrowed) {
+        wio_list_remove(&a->blink);
         wio_win_reply_done(a->borrowed);
+    }
     free(a->owned);
     free(a->more);
     free(a);
 }
 
 /* Sends a reply: gid = its total length, aux = aux0 + the piece's offset. Small payloads are
- * copied; others are borrowed until written (a window's memory: `borrow` then stays mapped until
- * then, even if the window is freed) or, with owned, freed after. */
+ * copied; others are borrowed until written (a window's memory: its free waits until then, and
+ * the mapping stays until then if it is retired at finalize) or, with owned, freed after. -1
+ * (payload freed if owned) when out of memory or over the peer's queue caps (charge). */
 int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, const void *payload,
                  size_t len, uint64_t aux0, int owned, struct waitio_win *borrow)
 {
     size_t n = len ? (len + r->chunk - 1) / r->chunk : 1;
+    size_t cost = sizeof(am_reply) + ENTRY_OVERHEAD + (n - 1) * (sizeof(wio_send_item) + 1) +
+                  (owned ? len : 0);
+    if (charge(r, peer, cost) != 0) {
+        if (owned)
+            free((void *)payload);
+        return -1;
+    }
     am_reply *a = calloc(1, sizeof *a);
     wio_send_item *more = n > 1 ? calloc(n - 1, sizeof *more) : NULL;
     if (!a || (n > 1 && !more)) {
@@ -616,12 +666,12 @@ int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, co
         free(more);
         if (owned)
             free((void *)payload);
+        wio_am_uncharge(r, peer, cost);
         wio_error("out of memory answering process %u", (unsigned)peer);
         return -1;
     }
-    wio_rma_peer *p = r->peers[peer];
-    if (p)
-        p->replies++;
+    a->charged = cost;
+    wio_list_init(&a->blink);
     a->more = more;
     a->left = n;
     a->rma = r;
@@ -633,6 +683,7 @@ int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, co
     } else if (borrow && len) {
         a->borrowed = borrow;
         borrow->replies++;
+        wio_list_insert_tail(&r->borrowed, &a->blink);
     }
     for (size_t k = 0; k < n; k++) {
         wio_send_item *it = k == 0 ? &a->item : &more[k - 1];
@@ -657,8 +708,8 @@ int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, co
 static int begin_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h, uint8_t **dest)
 {
     wio_rma_peer *p = wio_rma_peer_get(r, peer);
-    if (!p)
-        return -1;
+    if (!p || p->over)
+        return -1; /* over its caps: every further frame drops the connection */
     p->rx_call = NULL;
     r->served++;
     int op = (int)(h->tag & 0xff);
@@ -674,6 +725,8 @@ static int begin_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h, uint
             return 0; /* the payload is read and dropped */
         }
         *dest = w->base + h->aux;
+        p->rx_win = w; /* read into it until end_request: a free of w waits for that */
+        w->writers++;
         return 0;
     }
     case WIO_RMA_GET:
@@ -685,14 +738,22 @@ static int begin_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h, uint
         *dest = p->rx_small;
         return 0;
     case WIO_RMA_RPC: {
-        if (!h->id || h->len > WAITIO_RPC_ARGS_MAX || p->rpc_bytes + h->len > TARGET_MAX_RPC_BYTES)
+        if (!h->id || h->len > WAITIO_RPC_ARGS_MAX)
+            return -1;
+        /* counted from here: the arguments are allocated now, the call waits, and then its reply
+         * (charged on its own when the call has run) */
+        size_t cost = sizeof(wio_rpc_call) + ENTRY_OVERHEAD + (size_t)h->len;
+        if (charge(r, peer, cost) != 0)
             return -1;
         wio_rpc_call *c = malloc(sizeof *c + (h->len ? h->len : 1));
-        if (!c)
+        if (!c) {
+            wio_am_uncharge(r, peer, cost);
             return -1;
+        }
         memset(c, 0, sizeof *c);
         c->args = (uint8_t *)(c + 1);
         c->len = h->len;
+        c->charged = cost;
         p->rx_call = c;
         *dest = c->args;
         return 0;
@@ -702,9 +763,9 @@ static int begin_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h, uint
     }
 }
 
-static int end_get(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_hdr *h)
+static int end_get(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
 {
-    if (!h->id || p->replies >= TARGET_MAX_REPLIES)
+    if (!h->id)
         return -1;
     struct waitio_win *w = wio_win_lookup(r, h->gid, peer);
     if (!w || !in_bounds(w, h->aux, h->src))
@@ -718,8 +779,6 @@ static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
     int type = (int)((h->tag >> 8) & 0xff), op = (int)((h->tag >> 16) & 0xff);
     size_t want = op == WAITIO_AMO_FETCH ? 0 : op == WAITIO_AMO_CSWAP ? 16 : 8;
     if (!wio_amo_size(type) || op < WAITIO_AMO_FETCH || op >= WAITIO_AMO_OP_MAX_ || h->len != want)
-        return -1;
-    if (h->id && p->replies >= TARGET_MAX_REPLIES)
         return -1;
     struct waitio_win *w = wio_win_lookup(r, h->gid, peer);
     size_t size = wio_amo_size(type);
@@ -749,6 +808,15 @@ static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
     return 0;
 }
 
+/* The PUT being received from p was read into its window (or cut off): the window is free to go. */
+static void put_finished(wio_rma_peer *p)
+{
+    struct waitio_win *w = p->rx_win;
+    p->rx_win = NULL;
+    if (w)
+        wio_win_write_done(w);
+}
+
 static int end_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
 {
     wio_rma_peer *p = r->peers[peer];
@@ -756,14 +824,13 @@ static int end_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
         return -1;
     switch ((int)(h->tag & 0xff)) {
     case WIO_RMA_PUT:
+        put_finished(p);
         return 0;
     case WIO_RMA_GET:
-        return end_get(r, p, peer, h);
+        return end_get(r, peer, h);
     case WIO_RMA_AMO:
         return end_amo(r, p, peer, h);
     case WIO_RMA_FLUSH: {
-        if (p->replies >= TARGET_MAX_REPLIES)
-            return -1;
         int err = p->err;
         if (err)
             wio_info("flush from process %u: reporting a refused operation (window %u, offset %llu, "
@@ -782,7 +849,6 @@ static int end_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
         c->id = h->src;
         c->origin_req = h->id;
         c->reply_cap = h->aux < WAITIO_RPC_REPLY_MAX ? (size_t)h->aux : WAITIO_RPC_REPLY_MAX;
-        p->rpc_bytes += c->len;
         wio_list_insert_tail(&r->calls, &c->link);
         if (!r->in_handler)
             r->e->ext_work = 1;
@@ -879,9 +945,12 @@ void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err)
     if (p) {
         p->inflight = 0;
         p->dirty = 0;
-        p->rpc_bytes = 0;
-        free(p->rx_call);
-        p->rx_call = NULL;
+        put_finished(p); /* its connection is closed: nothing more is read into the window */
+        if (p->rx_call) {
+            wio_am_uncharge(r, peer, p->rx_call->charged);
+            free(p->rx_call);
+            p->rx_call = NULL;
+        }
     }
     /* its operations were completed by the engine: their state goes (unless op_send runs) */
     for (uint32_t i = 0; i < e->nreqs; i++) {
@@ -893,4 +962,25 @@ void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err)
     /* Calls that arrived whole stay queued and run (without a reply): the last thing a process
      * sends before it exits may be a call — shmem_global_exit's — and its end of the connection
      * is often read in the same progress round as the call; dropping them here lost it. */
+}
+
+void wio_am_drop_holders(wio_rma *r, struct waitio_win *w)
+{
+    wio_engine *e = r->e;
+    /* each process's holding is decided before it is dropped: dropping completes its replies,
+     * which leave the list */
+    for (uint32_t pid = 0; pid < e->nprocs_total; pid++) {
+        wio_rma_peer *p = r->peers[pid];
+        int holds = p && p->rx_win == w;
+        wio_list *pos;
+        for (pos = r->borrowed.next; !holds && pos != &r->borrowed; pos = pos->next) {
+            const am_reply *a = WIO_CONTAINER_OF(pos, am_reply, blink);
+            holds = a->borrowed == w && a->peer == pid;
+        }
+        if (!holds)
+            continue;
+        wio_warn("freeing a window: process %u moved none of its transfers on the window's memory in "
+                 "WAITIO_PEER_TIMEOUT (%g s); dropping its connection", (unsigned)pid, e->cfg.peer_timeout);
+        wio_engine_drop_peer(e, pid, "it held a freed window's memory (no progress in WAITIO_PEER_TIMEOUT)");
+    }
 }

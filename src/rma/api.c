@@ -55,6 +55,9 @@ static int check_access(wio_rma *r, waitio_win_t w, int rank, size_t off, size_t
     if (r->origin_checks && (off > m->size || len > m->size - off))
         return wio_fail(WAITIO_ERR_BOUNDS, "%zu bytes at offset %zu are outside rank %d's part of the "
                         "window (%llu bytes)", len, off, rank, (unsigned long long)m->size);
+    if (r->origin_checks && wio_win_touches_hole(w, off, len))
+        return wio_fail(WAITIO_ERR_BOUNDS, "%zu bytes at offset %zu of the data window reach a part that is "
+                        "not the executable's .data/.bss (docs/one-sided.md)", len, off);
     if (w->kind == WIO_WIN_DATA && !m->same_image && rank != w->g->my_rank)
         return wio_fail(WAITIO_ERR_ARG, "rank %d runs another executable: its global data is not "
                         "symmetric with this process's", rank);

@@ -37,6 +37,20 @@ static double env_number(const char *name, double lo, double hi, double dflt)
     return x;
 }
 
+/* A size in bytes (suffixes as config.c takes them: 64M, 1G), the same way. */
+static size_t env_bytes(const char *name, size_t lo, size_t dflt)
+{
+    const char *v = getenv(name);
+    size_t x;
+    if (!v || !*v)
+        return dflt;
+    if (wio_parse_size(v, &x) != 0 || x < lo) {
+        wio_warn("%s=%s is not a size of at least %zu bytes; using %zu", name, v, lo, dflt);
+        return dflt;
+    }
+    return x;
+}
+
 static int env_mode(const char *name, int dflt)
 {
     const char *v = getenv(name);
@@ -65,6 +79,11 @@ void wio_rma_attach(wio_engine *e)
     wio_list_init(&r->calls);
     r->chunk = e->cfg.chunk_size;
     r->max_inflight = (uint32_t)env_number("WAITIO_RMA_MAX_INFLIGHT", 1, 1 << 20, DEFAULT_MAX_INFLIGHT);
+    /* what one origin may make us hold (am.c): twice what max_inflight calls with the largest
+     * arguments or replies can, so that an origin within the limit set for the job never trips it */
+    r->max_queued = env_bytes("WAITIO_RMA_MAX_QUEUED", 1u << 20,
+                              (size_t)2 * r->max_inflight * (WAITIO_RPC_REPLY_MAX + 4096));
+    wio_list_init(&r->borrowed);
     r->direct = env_mode("WAITIO_RMA_DIRECT", 1) != 0;
     r->thread_mode = env_mode("WAITIO_PROGRESS_THREAD", -1);
     r->thread_interval = env_number("WAITIO_PROGRESS_INTERVAL_US", 10, 1e6, DEFAULT_INTERVAL_US) * 1e-6;

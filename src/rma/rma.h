@@ -58,7 +58,9 @@ struct waitio_win {
     size_t map_len;
     int served;              /* some member reaches this one through frames */
     uint32_t replies;        /* replies borrowing this part's memory, not yet written */
-    int retired;             /* freed while replies were pending: destroyed after the last */
+    uint32_t writers;        /* PUT frames being read into this part now (at most one per peer) */
+    uint64_t progress;       /* reply pieces written and PUTs finished: a free waits while it moves */
+    int retired;             /* left the table while a transfer used it: destroyed after the last */
     wio_block *blocks;       /* symmetric allocator: the part cut into blocks, by offset */
     size_t nblocks, cap_blocks;
 };
@@ -68,9 +70,12 @@ typedef struct wio_rma_peer {
     /* as origin */
     uint32_t inflight;       /* our operations waiting for its reply */
     int dirty;               /* frames without reply sent since the last flush */
-    /* as target */
-    uint32_t replies;        /* replies to it queued, not yet written */
-    size_t rpc_bytes;        /* arguments of its calls waiting to run here */
+    /* as target: what it makes this process hold (replies queued, calls waiting to run), capped
+     * by count (TARGET_MAX_QUEUED) and bytes (WAITIO_RMA_MAX_QUEUED), see am.c */
+    uint32_t queued;
+    size_t queued_bytes;
+    int over;                /* it went over the caps: its connection is being dropped */
+    struct waitio_win *rx_win; /* the window the PUT being received from it is read into */
     int err;                 /* first refused operation without reply since its last flush */
     uint64_t err_off, err_len;
     uint32_t err_win;
@@ -92,6 +97,7 @@ typedef struct wio_rpc_call {
     uint64_t origin_req;     /* 0: fire and forget (still acknowledged) */
     size_t reply_cap;
     size_t len;
+    size_t charged;          /* counted against its origin's queue caps (wio_am_uncharge) */
     uint8_t *args;
 } wio_rpc_call;
 
@@ -114,6 +120,8 @@ typedef struct wio_rma {
     /* configuration */
     size_t chunk;               /* largest payload per frame */
     uint32_t max_inflight;      /* per target */
+    size_t max_queued;          /* WAITIO_RMA_MAX_QUEUED: bytes held for one origin (am.c) */
+    wio_list borrowed;          /* replies borrowing a window's memory (am.c), to find holders */
     int direct;                 /* WAITIO_RMA_DIRECT: shared heap and single copy on this host */
     int thread_mode;            /* WAITIO_PROGRESS_THREAD: 0, 1, -1 = auto */
     double thread_interval;     /* seconds the thread naps while the user is in the library */
@@ -135,14 +143,20 @@ int wio_rma_wait(wio_rma *r, wio_req_impl *q);            /* waits, releases; it
 
 /* window.c */
 struct waitio_win *wio_win_lookup(wio_rma *r, uint32_t id, uint32_t pid);
-/* A reply borrowing the window's memory was written (or dropped): a retired window goes when
- * its last one does. */
+/* A reply borrowing the window's memory was written (or dropped), a PUT read into it finished
+ * (or was cut off): a retired window goes when its last transfer does. */
 void wio_win_reply_done(struct waitio_win *w);
+void wio_win_write_done(struct waitio_win *w);
 /* Finalize: every window leaves the table (frames naming them are refused); memory that replies
  * still borrow stays mapped until wio_win_destroy_all, after the engine's finalize. */
 void wio_win_retire_all(wio_rma *r);
 void wio_win_destroy_all(wio_rma *r);
 int wio_win_check_rank(struct waitio_win *w, int rank);
+/* An access [off, off + len) of this process's part: inside it and, for the data window, clear
+ * of the holes inside its range (sections that are not .data/.bss, objects copied from shared
+ * libraries); the target checks every frame with it. touches_hole: the holes only. */
+int wio_win_in_bounds(const struct waitio_win *w, uint64_t off, uint64_t len);
+int wio_win_touches_hole(const struct waitio_win *w, uint64_t off, uint64_t len);
 int wio_rma_world_group(wio_rma *r, wio_group **out);
 
 /* am.c: origin side. Every function returns 0 or an error; with req, the operation's request
@@ -163,6 +177,11 @@ int wio_am_fence(wio_rma *r);
 int wio_am_frame_begin(void *ctx, uint32_t peer, const wio_frame_hdr *h, uint8_t **dest);
 int wio_am_frame_end(void *ctx, uint32_t peer, const wio_frame_hdr *h);
 void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err);
+/* Drops the connection of every process whose transfer still reads or writes w (a free that
+ * waited WAITIO_PEER_TIMEOUT without any of them moving); each is logged. */
+void wio_am_drop_holders(wio_rma *r, struct waitio_win *w);
+/* A queued call left the queue (ran or was dropped): its bytes leave its origin's account. */
+void wio_am_uncharge(wio_rma *r, uint32_t peer, size_t bytes);
 /* target side, for rpc.c: sends a reply (payload copied if copy, else borrowed until written;
  * a malloc'ed payload given with owned = 1 is freed after) */
 int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, const void *payload,

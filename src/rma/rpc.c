@@ -70,11 +70,19 @@ static void run_call(wio_rma *r, wio_rpc_call *c)
         free(reply);
         reply = NULL;
         rlen = 0;
+    } else if (rlen < c->reply_cap) {
+        /* the reply waits in the queue at its own size: that is what counts against the caps */
+        uint8_t *fit = realloc(reply, rlen ? rlen : 1);
+        if (fit)
+            reply = fit;
     }
-    if (!wio_engine_peer_error(e, c->peer))
-        (void)wio_am_reply(r, c->peer, c->origin_req, WIO_RMA_RPC, err, reply, rlen, 0, reply != NULL, NULL);
-    else
+    if (wio_engine_peer_error(e, c->peer)) {
         free(reply);
+        return;
+    }
+    if (wio_am_reply(r, c->peer, c->origin_req, WIO_RMA_RPC, err, reply, rlen, 0, reply != NULL, NULL) != 0 &&
+        r->peers[c->peer] && r->peers[c->peer]->over) /* over its queue caps (logged): it goes */
+        wio_engine_drop_peer(e, c->peer, "it exceeded the one-sided queue limit");
 }
 
 /* Runs the waiting calls in arrival order; on the progress thread, those of IN_CALLER handlers
@@ -97,9 +105,7 @@ void wio_rpc_deferred(void *ctx)
             continue;
         }
         wio_list_remove(&c->link);
-        wio_rma_peer *p = r->peers[c->peer];
-        if (p && p->rpc_bytes >= c->len)
-            p->rpc_bytes -= c->len;
+        wio_am_uncharge(r, c->peer, c->charged); /* before its reply is charged */
         run_call(r, c);
         free(c);
         pos = r->calls.next; /* a handler may have changed the list (nested progress) */

@@ -92,11 +92,63 @@ int wio_win_check_rank(struct waitio_win *w, int rank)
 
 /* ---- the executable's data segment --------------------------------------------------------- */
 
+/* What the data window exposes: the executable's own .data and .bss (and the small-data sections
+ * .sdata/.sbss/.data1 of the ABIs that have them), from the lowest of them to the end of the
+ * highest, found in the section headers of /proc/self/exe. Inside that range, holes that no
+ * access may touch: every other section lying there (.got.plt when the linker puts it between
+ * .data and .bss, .tm_clone_table, a user's named section...), the objects of shared libraries
+ * copied into the executable's .bss by copy relocations (the C library's stdout, stderr,
+ * environ...: their values are the library's pointers), anything in PT_GNU_RELRO and anything not
+ * in a writable PT_LOAD. Computed once; anything unexpected in the file leaves the window empty
+ * (fail closed): a window that exposes too much lets a member rewrite a GOT slot. */
+
+#define MAX_HOLES 256
+#define MAX_SHNUM 0xff00u               /* extended section numbering is not expected here */
+#define MAX_TABLE_BYTES (64u << 20)     /* a string, symbol or relocation table read */
+
+typedef struct data_hole {
+    size_t off, len;                    /* from the start of the range */
+} data_hole;
+
 typedef struct data_seg {
     uintptr_t start;
     size_t size;
     uint64_t image;
+    data_hole holes[MAX_HOLES];
+    size_t nholes;
 } data_seg;
+
+static data_seg data_layout;
+static int data_layout_state;           /* 0: not computed, 1: computed */
+
+#if UINTPTR_MAX > 0xffffffffu
+#define WIO_R_TYPE ELF64_R_TYPE
+#define WIO_R_SYM ELF64_R_SYM
+#define WIO_ST_TYPE ELF64_ST_TYPE
+#else
+#define WIO_R_TYPE ELF32_R_TYPE
+#define WIO_R_SYM ELF32_R_SYM
+#define WIO_ST_TYPE ELF32_ST_TYPE
+#endif
+
+/* The copy relocation of this architecture (a library's object copied into the executable). */
+#if defined(__x86_64__)
+#define WIO_R_COPY R_X86_64_COPY
+#elif defined(__i386__)
+#define WIO_R_COPY R_386_COPY
+#elif defined(__aarch64__)
+#define WIO_R_COPY R_AARCH64_COPY
+#elif defined(__arm__)
+#define WIO_R_COPY R_ARM_COPY
+#elif defined(__powerpc64__)
+#define WIO_R_COPY R_PPC64_COPY
+#elif defined(__powerpc__)
+#define WIO_R_COPY R_PPC_COPY
+#elif defined(__riscv)
+#define WIO_R_COPY R_RISCV_COPY
+#elif defined(__s390x__) || defined(__s390__)
+#define WIO_R_COPY R_390_COPY
+#endif
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -128,41 +180,402 @@ static uint64_t build_id(const struct dl_phdr_info *info)
     return 0;
 }
 
-/* The main program is the first object dl_iterate_phdr reports. Its data window runs from the end
- * of the part made read-only after relocation (PT_GNU_RELRO, rounded down to a page as the
- * loader does) to the end of its last writable PT_LOAD (its bss included). */
+/* The executable file being parsed and the running image it must describe. */
+typedef struct elf_file {
+    int fd;
+    uint64_t fsize;
+    const struct dl_phdr_info *info;
+    ElfW(Shdr) *sh;
+    size_t shnum;
+    char *names;                         /* the section name table, NUL-terminated */
+    size_t names_len;
+    uintptr_t lo, hi;                    /* the range (run-time addresses) */
+    uintptr_t holes[MAX_HOLES][2];       /* [start, end), run-time addresses, unsorted */
+    size_t nholes;
+    const char *why;                     /* why the window is empty */
+} elf_file;
+
+/* Reads len bytes at off of the file into a fresh buffer (one extra NUL byte); NULL when the
+ * range is not inside the file or too large. */
+static void *elf_read(elf_file *f, uint64_t off, uint64_t len)
+{
+    if (len > MAX_TABLE_BYTES || off > f->fsize || len > f->fsize - off) {
+        f->why = "a table lies outside the file or is too large";
+        return NULL;
+    }
+    char *p = malloc((size_t)len + 1);
+    if (!p) {
+        f->why = "out of memory";
+        return NULL;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(f->fd, p + got, (size_t)len - got, (off_t)(off + got));
+        if (n <= 0) {
+            free(p);
+            f->why = "cannot read the executable";
+            return NULL;
+        }
+        got += (size_t)n;
+    }
+    p[len] = 0;
+    return p;
+}
+
+static const char *sec_name(const elf_file *f, const ElfW(Shdr) *s)
+{
+    return s->sh_name < f->names_len ? f->names + s->sh_name : "";
+}
+
+/* The file's header, its program headers equal to the running image's (so the file is the image
+ * that runs, not one put in its place since), its section headers and their names. */
+static int elf_open(elf_file *f)
+{
+    ElfW(Ehdr) eh;
+    int cls = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    if (f->fsize < sizeof eh || pread(f->fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != cls) {
+        f->why = "not an ELF file of this class";
+        return -1;
+    }
+    if (eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum != f->info->dlpi_phnum ||
+        eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > MAX_SHNUM ||
+        eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum) {
+        f->why = "unexpected ELF header";
+        return -1;
+    }
+    size_t phlen = (size_t)eh.e_phnum * sizeof(ElfW(Phdr));
+    void *ph = elf_read(f, eh.e_phoff, phlen);
+    if (!ph)
+        return -1;
+    int same = memcmp(ph, f->info->dlpi_phdr, phlen) == 0;
+    free(ph);
+    if (!same) {
+        f->why = "the file's program headers differ from the running image's (replaced since exec?)";
+        return -1;
+    }
+    f->shnum = eh.e_shnum;
+    f->sh = elf_read(f, eh.e_shoff, (uint64_t)f->shnum * sizeof(ElfW(Shdr)));
+    if (!f->sh)
+        return -1;
+    const ElfW(Shdr) *ns = &f->sh[eh.e_shstrndx];
+    if (ns->sh_type != SHT_STRTAB) {
+        f->why = "no section name table";
+        return -1;
+    }
+    f->names = elf_read(f, ns->sh_offset, ns->sh_size);
+    f->names_len = f->names ? (size_t)ns->sh_size : 0;
+    return f->names ? 0 : -1;
+}
+
+/* A section of the program's own data: .data, .bss and the small-data variants. */
+static int is_data_section(const elf_file *f, const ElfW(Shdr) *s)
+{
+    static const char *const names[] = {".data", ".bss", ".data1", ".sdata", ".sbss"};
+    if ((s->sh_type != SHT_PROGBITS && s->sh_type != SHT_NOBITS) || !s->sh_size ||
+        (s->sh_flags & (SHF_ALLOC | SHF_WRITE | SHF_TLS)) != (SHF_ALLOC | SHF_WRITE))
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(sec_name(f, s), names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Run-time address range of a section, 0 if it wraps. */
+static int sec_range(const elf_file *f, const ElfW(Shdr) *s, uintptr_t *a, uintptr_t *b)
+{
+    uintptr_t start = f->info->dlpi_addr + (uintptr_t)s->sh_addr;
+    if (s->sh_size > UINTPTR_MAX - start)
+        return 0;
+    *a = start;
+    *b = start + (uintptr_t)s->sh_size;
+    return 1;
+}
+
+static int add_hole(elf_file *f, uintptr_t a, uintptr_t b)
+{
+    if (a < f->lo)
+        a = f->lo;
+    if (b > f->hi)
+        b = f->hi;
+    if (a >= b)
+        return 0;
+    if (f->nholes == MAX_HOLES) {
+        f->why = "too many holes in the data range";
+        return -1;
+    }
+    f->holes[f->nholes][0] = a;
+    f->holes[f->nholes][1] = b;
+    f->nholes++;
+    return 0;
+}
+
+/* The range spans the data sections; every other allocated section inside it is a hole (TLS
+ * templates of .tbss take no address space and are skipped). */
+static int data_sections(elf_file *f)
+{
+    f->lo = UINTPTR_MAX;
+    f->hi = 0;
+    for (size_t i = 1; i < f->shnum; i++) {
+        uintptr_t a, b;
+        if (!is_data_section(f, &f->sh[i]))
+            continue;
+        if (!sec_range(f, &f->sh[i], &a, &b)) {
+            f->why = "a data section wraps around";
+            return -1;
+        }
+        if (a < f->lo)
+            f->lo = a;
+        if (b > f->hi)
+            f->hi = b;
+    }
+    if (f->hi <= f->lo) {
+        f->why = "the executable has no .data or .bss";
+        return -1;
+    }
+    for (size_t i = 1; i < f->shnum; i++) {
+        const ElfW(Shdr) *s = &f->sh[i];
+        uintptr_t a, b;
+        if (is_data_section(f, s) || !(s->sh_flags & SHF_ALLOC) || !s->sh_size ||
+            ((s->sh_flags & SHF_TLS) && s->sh_type == SHT_NOBITS))
+            continue;
+        if (!sec_range(f, s, &a, &b) || add_hole(f, a, b) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The writable PT_LOAD that holds address a, else the lowest one above it: its [start, end),
+ * or start = UINTPTR_MAX when there is none. */
+static void writable_at(const struct dl_phdr_info *info, uintptr_t a, uintptr_t *start, uintptr_t *end)
+{
+    *start = UINTPTR_MAX;
+    *end = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || e <= a)
+            continue;
+        if (s <= a) {
+            *start = s;
+            *end = e;
+            return;
+        }
+        if (s < *start) {
+            *start = s;
+            *end = e;
+        }
+    }
+}
+
+/* Whatever of the range the loader made read-only after relocation (PT_GNU_RELRO) or did not
+ * map writable (outside every writable PT_LOAD) is a hole: a remote access never faults. */
+static int segment_holes(elf_file *f)
+{
+    const struct dl_phdr_info *info = f->info;
+    for (uintptr_t cur = f->lo; cur < f->hi;) {
+        uintptr_t s, e;
+        writable_at(info, cur, &s, &e);
+        if (s > cur) { /* not mapped writable up to s */
+            if (add_hole(f, cur, s) != 0)
+                return -1;
+            if (s == UINTPTR_MAX)
+                break;
+        }
+        cur = e;
+    }
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_RELRO) {
+            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            if (add_hole(f, a, a + ph->p_memsz) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+#ifdef WIO_R_COPY
+/* The objects one dynamic relocation section copies from shared libraries into the executable
+ * (copy relocations; its symbols are those of .dynsym). */
+static int copy_relocs(elf_file *f, const ElfW(Shdr) *s)
+{
+    size_t ent = s->sh_type == SHT_RELA ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel));
+    if (s->sh_entsize != ent || s->sh_link == 0 || s->sh_link >= f->shnum) {
+        f->why = "unexpected relocation section";
+        return -1;
+    }
+    const ElfW(Shdr) *ss = &f->sh[s->sh_link];
+    if (ss->sh_type != SHT_DYNSYM)
+        return 0; /* static relocations kept in the file (ld -q): nothing is copied by them */
+    if (ss->sh_entsize != sizeof(ElfW(Sym))) {
+        f->why = "unexpected symbol table";
+        return -1;
+    }
+    uint8_t *rel = elf_read(f, s->sh_offset, s->sh_size);
+    ElfW(Sym) *sym = rel ? elf_read(f, ss->sh_offset, ss->sh_size) : NULL;
+    int rc = sym ? 0 : -1;
+    size_t nsym = sym ? (size_t)(ss->sh_size / sizeof *sym) : 0;
+    for (size_t k = 0; !rc && k < s->sh_size / ent; k++) {
+        ElfW(Rela) r = {0};
+        memcpy(&r, rel + k * ent, ent); /* a Rel is a Rela without its addend */
+        if (WIO_R_TYPE(r.r_info) != WIO_R_COPY)
+            continue;
+        size_t si = (size_t)WIO_R_SYM(r.r_info);
+        uintptr_t a = f->info->dlpi_addr + (uintptr_t)r.r_offset;
+        if (si >= nsym || sym[si].st_size > UINTPTR_MAX - a) {
+            f->why = "a copy relocation names no valid symbol";
+            rc = -1;
+        } else {
+            rc = add_hole(f, a, a + (uintptr_t)sym[si].st_size);
+        }
+    }
+    free(rel);
+    free(sym);
+    return rc;
+}
+#else
+/* No copy relocation type known for this architecture: every object .dynsym defines is treated
+ * as copied from a library (a program exporting its own globals loses them from the window). */
+static int copy_relocs(elf_file *f, const ElfW(Shdr) *s)
+{
+    if (s->sh_entsize != sizeof(ElfW(Sym))) {
+        f->why = "unexpected symbol table";
+        return -1;
+    }
+    ElfW(Sym) *sym = elf_read(f, s->sh_offset, s->sh_size);
+    int rc = sym ? 0 : -1;
+    for (size_t k = 0; !rc && k < s->sh_size / sizeof *sym; k++) {
+        uintptr_t a = f->info->dlpi_addr + (uintptr_t)sym[k].st_value;
+        if (sym[k].st_shndx != SHN_UNDEF && WIO_ST_TYPE(sym[k].st_info) == STT_OBJECT &&
+            sym[k].st_size <= UINTPTR_MAX - a)
+            rc = add_hole(f, a, a + (uintptr_t)sym[k].st_size);
+    }
+    free(sym);
+    return rc;
+}
+#endif
+
+/* Objects of shared libraries copied into the executable's .bss (the C library's stdout,
+ * stderr, environ...) are holes: their values are the library's pointers. */
+static int copy_holes(elf_file *f)
+{
+    for (size_t i = 1; i < f->shnum; i++) {
+        const ElfW(Shdr) *s = &f->sh[i];
+#ifdef WIO_R_COPY
+        int want = s->sh_type == SHT_RELA || s->sh_type == SHT_REL;
+#else
+        int want = s->sh_type == SHT_DYNSYM;
+#endif
+        if (want && copy_relocs(f, s) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int hole_cmp(const void *x, const void *y)
+{
+    const data_hole *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* The holes as sorted, merged offsets; the image identity covers the layout. */
+static void layout_finish(elf_file *f, data_seg *d)
+{
+    d->start = f->lo;
+    d->size = f->hi - f->lo;
+    size_t n = 0;
+    data_hole tmp[MAX_HOLES];
+    for (size_t i = 0; i < f->nholes; i++)
+        tmp[i] = (data_hole){f->holes[i][0] - f->lo, f->holes[i][1] - f->holes[i][0]};
+    qsort(tmp, f->nholes, sizeof tmp[0], hole_cmp);
+    for (size_t i = 0; i < f->nholes; i++) {
+        if (n && tmp[i].off <= d->holes[n - 1].off + d->holes[n - 1].len) {
+            size_t end = tmp[i].off + tmp[i].len, have = d->holes[n - 1].off + d->holes[n - 1].len;
+            if (end > have)
+                d->holes[n - 1].len = end - d->holes[n - 1].off;
+        } else {
+            d->holes[n++] = tmp[i];
+        }
+    }
+    d->nholes = n;
+    uint64_t h = 0xcbf29ce484222325ull, rel = (uint64_t)(f->lo - f->info->dlpi_addr);
+    for (int i = 0; i < f->info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &f->info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            h = fnv1a(h, &ph->p_vaddr, sizeof ph->p_vaddr);
+            h = fnv1a(h, &ph->p_memsz, sizeof ph->p_memsz);
+        }
+    }
+    uint64_t bid = build_id(f->info);
+    h = fnv1a(h, &bid, sizeof bid);
+    h = fnv1a(h, &rel, sizeof rel);
+    h = fnv1a(h, &d->size, sizeof d->size);
+    d->image = fnv1a(h, d->holes, n * sizeof d->holes[0]);
+}
+
+/* The main program is the first object dl_iterate_phdr reports. */
 static int find_data(struct dl_phdr_info *info, size_t sz, void *arg)
 {
     (void)sz;
     data_seg *d = arg;
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
-    uintptr_t lo = UINTPTR_MAX, hi = 0, relro_end = 0;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
-            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-            if (a < lo)
-                lo = a;
-            if (a + ph->p_memsz > hi)
-                hi = a + ph->p_memsz;
-            h = fnv1a(h, &ph->p_vaddr, sizeof ph->p_vaddr);
-            h = fnv1a(h, &ph->p_memsz, sizeof ph->p_memsz);
-        } else if (ph->p_type == PT_GNU_RELRO) {
-            relro_end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
-        }
+    elf_file f = {.fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), .info = info};
+    struct stat st;
+    if (f.fd < 0 || fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        f.why = "cannot open /proc/self/exe";
+    } else {
+        f.fsize = (uint64_t)st.st_size;
+        if (elf_open(&f) == 0 && data_sections(&f) == 0 && segment_holes(&f) == 0 && copy_holes(&f) == 0)
+            layout_finish(&f, d);
     }
-    if (hi > lo) {
-        if (relro_end > lo && relro_end <= hi)
-            lo = relro_end;
-        d->start = lo;
-        d->size = hi - lo;
-        uint64_t bid = build_id(info);
-        d->image = fnv1a(h, &bid, sizeof bid);
-        d->image = fnv1a(d->image, &d->size, sizeof d->size);
-    }
+    if (f.fd >= 0)
+        close(f.fd);
+    free(f.sh);
+    free(f.names);
+    if (!d->size)
+        wio_warn("the executable's data window is empty: %s", f.why ? f.why : "unknown reason");
+    size_t hole_bytes = 0;
+    for (size_t i = 0; i < d->nholes; i++)
+        hole_bytes += d->holes[i].len;
+    wio_debug("data window: %zu bytes (.data to .bss end) at image offset %#lx, %zu holes of %zu bytes",
+              d->size, d->size ? (unsigned long)(d->start - info->dlpi_addr) : 0ul, d->nholes, hole_bytes);
     return 1; /* only the main program */
+}
+
+/* Computed once (the executable does not change); callers hold the API lock. */
+static const data_seg *data_layout_get(void)
+{
+    if (!data_layout_state) {
+        dl_iterate_phdr(find_data, &data_layout);
+        data_layout_state = 1;
+        /* linked statically, libwaitio's own variables are part of the executable's data */
+        uintptr_t self = (uintptr_t)&data_layout;
+        if (data_layout.size && self - data_layout.start < data_layout.size)
+            wio_warn("libwaitio is linked into the executable: its own variables lie in the data "
+                     "window that every member may write; link the shared library where members "
+                     "are not trusted (docs/one-sided.md)");
+    }
+    return &data_layout;
+}
+
+/* An access [off, off + len) of a data window (inside its part) touches one of its holes. Every
+ * member running the same executable has the same holes, so the origin checks its own too. */
+int wio_win_touches_hole(const struct waitio_win *w, uint64_t off, uint64_t len)
+{
+    if (!w || w->kind != WIO_WIN_DATA || !len)
+        return 0;
+    const data_seg *d = &data_layout;
+    for (size_t i = 0; i < d->nholes; i++)
+        if (off < d->holes[i].off + d->holes[i].len && (d->holes[i].off < off || d->holes[i].off - off < len))
+            return 1;
+    return 0;
+}
+
+/* Bounds of an access to this process's part, checked where the memory is (the target serving
+ * frames): inside the part and clear of the data window's holes. */
+int wio_win_in_bounds(const struct waitio_win *w, uint64_t off, uint64_t len)
+{
+    return w && off <= w->size && len <= w->size - off && !wio_win_touches_hole(w, off, len);
 }
 
 /* ---- shared segments ---------------------------------------------------------------------- */
@@ -277,7 +690,8 @@ static void rec_encode(uint8_t *p, uint32_t wid, uint32_t flags, uint64_t addr, 
     wio_put_le32(p + 104, err);
 }
 
-/* Every member learns every member's record (one allgather), then all agree on the outcome. */
+/* Every member learns every member's record (one allgather), then all agree on the outcome: a
+ * member that failed returns its own error, the others the largest error code. */
 static int agree(wio_engine *e, wio_group *g, int local_err)
 {
     int in = local_err, out = 0;
@@ -286,7 +700,25 @@ static int agree(wio_engine *e, wio_group *g, int local_err)
         return rc;
     if (out && !local_err)
         return wio_fail(out, "window creation failed on another member (%s)", waitio_strerror(out));
-    return out;
+    return local_err;
+}
+
+/* The largest part a window may have: offsets and the address arithmetic of every path stay
+ * inside ptrdiff_t. */
+#define WIN_SIZE_MAX ((size_t)PTRDIFF_MAX)
+
+/* The stride of a heap part (its size rounded up to a page) and the length of the mapping of
+ * nlocal parts, or WAITIO_ERR_ARG (message set) when they overflow. */
+static int heap_lengths(const wio_rma *r, size_t size, int nlocal, size_t *stride, size_t *map_len)
+{
+    if (size > WIN_SIZE_MAX - (r->page - 1))
+        return wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: %zu bytes is larger than any window can be", size);
+    *stride = (size + r->page - 1) & ~(r->page - 1);
+    if (nlocal > 0 && *stride > WIN_SIZE_MAX / (size_t)nlocal)
+        return wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: %d parts of %zu bytes do not fit the address space",
+                        nlocal, size);
+    *map_len = *stride * (size_t)nlocal;
+    return 0;
 }
 
 static int check_group(wio_rma *r, wio_group *g)
@@ -330,7 +762,7 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
     wio_engine *e = r->e;
     wio_group *g = w->g;
     int me = g->my_rank, nlocal = 0, idx = 0, leader = -1, rc = 0;
-    size_t stride = (size + r->page - 1) & ~(r->page - 1);
+    size_t stride = 0, map_len = 0;
     for (int i = 0; i < g->size; i++)
         if (shares_memory(r, g->members[i])) {
             if (leader < 0)
@@ -340,9 +772,10 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
             nlocal++;
         }
     char name[NAME_MAX_LEN] = "";
-    int local_err = 0;
-    if (stride && (nlocal == 1 || leader == me)) {
-        w->map_len = stride * (size_t)nlocal;
+    /* a size that overflows is an error of this member, agreed on like any other: nobody hangs */
+    int local_err = heap_lengths(r, size, nlocal, &stride, &map_len);
+    if (!local_err && stride && (nlocal == 1 || leader == me)) {
+        w->map_len = map_len;
         if (nlocal == 1) {
             w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (w->map == MAP_FAILED) {
@@ -373,10 +806,13 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
         char lname[NAME_MAX_LEN];
         memcpy(lname, lr + 40, NAME_MAX_LEN);
         lname[NAME_MAX_LEN - 1] = 0;
-        if (wio_get_le32(lr + 104) || !(wio_get_le32(lr + 4) & REC_HAS_SEGMENT))
-            local_err = WAITIO_ERR_SYS; /* the leader failed; it reports why */
-        else if ((local_err = seg_attach(lname, stride * (size_t)nlocal, &w->map)) == 0)
-            w->map_len = stride * (size_t)nlocal;
+        uint32_t lerr = wio_get_le32(lr + 104);
+        if (lerr || !(wio_get_le32(lr + 4) & REC_HAS_SEGMENT)) /* the leader failed; it says why */
+            local_err = wio_fail(lerr && lerr < 0x10000 ? (int)lerr : WAITIO_ERR_PROTO, "the member that makes "
+                                 "this host's heap segment (rank %d) failed: %s", leader,
+                                 waitio_strerror(lerr && lerr < 0x10000 ? (int)lerr : WAITIO_ERR_PROTO));
+        else if ((local_err = seg_attach(lname, map_len, &w->map)) == 0)
+            w->map_len = map_len;
         else
             w->map = NULL;
     }
@@ -433,33 +869,50 @@ int waitio_win_allocate(waitio_group_t grp, size_t size, waitio_win_t *win, void
     return finish_create(r, w, win);
 }
 
-/* User memory and the data segment: one exchange of (address, size, image). */
+/* The first error a member reported in its record (0: none), with its rank. */
+static int records_error(const wio_group *g, const uint8_t *recs, int *rank)
+{
+    for (int i = 0; i < g->size; i++) {
+        uint32_t err = wio_get_le32(recs + (size_t)i * REC_SIZE + 104);
+        if (err) {
+            *rank = i;
+            return err < 0x10000 ? (int)err : WAITIO_ERR_PROTO;
+        }
+    }
+    return 0;
+}
+
+/* User memory and the data segment: one exchange of (address, size, image, error). A member
+ * whose arguments are wrong (local_err) still takes part, so that the others learn it from its
+ * record and fail too instead of waiting; the exchange is then the agreement. */
 static int exposed_create(wio_rma *r, wio_group *g, int kind, void *base, size_t size, uint64_t image,
-                          waitio_win_t *win)
+                          int local_err, waitio_win_t *win)
 {
     struct waitio_win *w = win_new(r, g, kind);
-    if (!w)
+    uint8_t *recs = w ? malloc((size_t)g->size * REC_SIZE) : NULL;
+    if (!recs) {
+        win_destroy(w);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating a window");
+    }
     /* the part is ready before anyone can learn the window's id: a member that finishes the
      * exchange first may use the window at once */
-    w->base = base;
-    w->size = size;
-    int rc = table_add(r, w);
-    uint8_t *recs = rc ? NULL : malloc((size_t)g->size * REC_SIZE);
-    if (!rc && !recs)
-        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory creating a window");
-    if (!rc) {
-        uint8_t mine[REC_SIZE];
-        rec_encode(mine, w->id, 0, (uint64_t)(uintptr_t)base, size, image, NULL, 0);
-        rc = wio_coll_allgather(r->e, g, mine, recs, REC_SIZE, WIO_DT_BYTE);
-    }
-    if (!rc)
+    w->base = local_err ? NULL : base;
+    w->size = local_err ? 0 : size;
+    int rc = local_err ? 0 : table_add(r, w);
+    uint8_t mine[REC_SIZE];
+    rec_encode(mine, w->id, 0, (uint64_t)(uintptr_t)w->base, w->size, image, NULL,
+               (uint32_t)(local_err ? local_err : rc));
+    int xrc = wio_coll_allgather(r->e, g, mine, recs, REC_SIZE, WIO_DT_BYTE);
+    int bad = 0, err = xrc ? xrc : local_err ? local_err : rc ? rc : records_error(g, recs, &bad);
+    if (!xrc && !local_err && !rc && err)
+        wio_fail(err, "window creation failed on rank %d (%s)", bad, waitio_strerror(err));
+    if (!err)
         fill_members(w, recs);
     free(recs);
-    if (rc) {
+    if (err) {
         table_remove(r, w);
         win_destroy(w);
-        return rc;
+        return err;
     }
     return finish_create(r, w, win);
 }
@@ -473,9 +926,14 @@ int waitio_win_create(waitio_group_t grp, void *base, size_t size, waitio_win_t 
     int rc = check_group(r, (wio_group *)grp);
     if (rc)
         return rc;
-    if (!win || (!base && size))
-        return wio_fail(WAITIO_ERR_ARG, "NULL window pointer, or NULL base with size %zu", size);
-    return exposed_create(r, (wio_group *)grp, WIO_WIN_USER, base, size, 0, win);
+    if (!win)
+        return wio_fail(WAITIO_ERR_ARG, "NULL window pointer");
+    /* a part that wraps around the address space would let members reach any address */
+    int local_err = 0;
+    if ((!base && size) || size > WIN_SIZE_MAX || (uintptr_t)base > UINTPTR_MAX - size)
+        local_err = wio_fail(WAITIO_ERR_ARG, "waitio_win_create: %zu bytes at %p are not memory a window "
+                             "can expose", size, base);
+    return exposed_create(r, (wio_group *)grp, WIO_WIN_USER, base, size, 0, local_err, win);
 }
 
 int waitio_win_create_data(waitio_group_t grp, waitio_win_t *win)
@@ -489,20 +947,17 @@ int waitio_win_create_data(waitio_group_t grp, waitio_win_t *win)
         return rc;
     if (!win)
         return wio_fail(WAITIO_ERR_ARG, "NULL window pointer");
-    data_seg d = {0};
-    dl_iterate_phdr(find_data, &d);
-    if (!d.size)
-        wio_info("the executable has no writable data segment: its data window is empty");
-    return exposed_create(r, (wio_group *)grp, WIO_WIN_DATA, (void *)d.start, d.size, d.image, win);
+    const data_seg *d = data_layout_get();
+    return exposed_create(r, (wio_group *)grp, WIO_WIN_DATA, (void *)d->start, d->size, d->image, 0, win);
 }
 
-/* Out of the table; destroyed now, or after the last reply that borrows its memory. */
+/* Out of the table (frames naming it are refused from now on); destroyed now, or after the last
+ * transfer that reads or writes its memory (finalize only: a free waits for them first). */
 static void win_retire(wio_rma *r, struct waitio_win *w)
 {
     table_remove(r, w);
-    if (w->replies) {
+    if (w->replies || w->writers) {
         w->retired = 1;
-        /* kept on the list of retired windows until then */
         w->g = NULL;
         return;
     }
@@ -511,8 +966,45 @@ static void win_retire(wio_rma *r, struct waitio_win *w)
 
 void wio_win_reply_done(struct waitio_win *w)
 {
-    if (w->replies && --w->replies == 0 && w->retired)
+    if (w->replies && --w->replies == 0 && !w->writers && w->retired)
         win_destroy(w);
+}
+
+void wio_win_write_done(struct waitio_win *w)
+{
+    w->progress++;
+    if (w->writers && --w->writers == 0 && !w->replies && w->retired)
+        win_destroy(w);
+}
+
+static int win_idle(void *arg)
+{
+    const struct waitio_win *w = arg;
+    return !w->replies && !w->writers;
+}
+
+/* The window left the table, so no new transfer starts on it: waits until those under way are
+ * over — GET replies written from its memory, PUTs being read into it. Those are a member's that
+ * did not wait for its own operations (or a hostile one's): a well-behaved member's are complete
+ * when it enters the free. Bounded: a lost peer's transfers end with its connection, and when
+ * none of them moves for WAITIO_PEER_TIMEOUT the processes that hold them are dropped. */
+static void win_drain(wio_rma *r, struct waitio_win *w)
+{
+    wio_engine *e = r->e;
+    while (!win_idle(w)) {
+        uint64_t seen = w->progress;
+        int rc = wio_engine_wait_until(e, win_idle, w, wio_now() + e->cfg.peer_timeout);
+        if (!rc)
+            return;
+        if (rc == WAITIO_ERR_TIMEOUT && w->progress != seen)
+            continue; /* moving, however slowly */
+        wio_am_drop_holders(r, w);
+        if (!win_idle(w)) { /* cannot happen: dropping a peer ends its transfers */
+            wio_error("freeing a window: %u replies and %u writes still use its memory", (unsigned)w->replies,
+                      (unsigned)w->writers);
+            return;
+        }
+    }
 }
 
 int waitio_win_free(waitio_win_t win)
@@ -523,10 +1015,15 @@ int waitio_win_free(waitio_win_t win)
         return WAITIO_ERR_STATE;
     if (!win)
         return wio_fail(WAITIO_ERR_ARG, "NULL window");
-    /* our operations complete, then nobody's are in flight: the members leave the barrier only
-     * after every member's quiet, so no frame naming the window can still arrive */
+    /* our operations complete; the members leave the barrier only after every member's quiet,
+     * so every frame of a well-behaved member naming the window has been served */
     int rc = wio_am_quiet(r);
     int rc2 = wio_coll_barrier(r->e, win->g);
+    /* a member that did not wait for its own operations (or a hostile one) may still have
+     * transfers on the window: none is left when this returns, so the caller may reuse or unmap
+     * the memory (docs/one-sided.md, "Freeing a window") */
+    table_remove(r, win);
+    win_drain(r, win);
     win_retire(r, win);
     return rc ? rc : rc2;
 }

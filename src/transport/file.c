@@ -15,7 +15,17 @@
  * and deletes the file: consumed data is reclaimed, and a writer whose published, unread bytes
  * reach WAITIO_MAXFILE_SIZE_PER_PROC waits (back-pressure) until the reader deletes some. The
  * handshake is the same as every stream transport's (handshake.c), so a file written by anyone
- * without the key is rejected with a logged reason, never parsed as data.
+ * without the key is rejected with a logged reason, never parsed as data; a stream directory that
+ * appears in the inbox starts its handshake only under WAITIO_MAX_HANDSHAKES, as a TCP accept.
+ *
+ * Every file is reached relative to descriptors opened once (the instance directory, the inbox,
+ * the heartbeats) — a stream's directory below them, one checked component at a time, held only
+ * while used so that an idle connection costs no descriptor — never through a path rebuilt from
+ * strings: another
+ * user who renames the instance directory away and puts a tree of links in its place reaches
+ * nothing (file_dir.h). A segment is opened non-blocking without following links, must be a
+ * regular file, is read once into memory (no larger than the file), MAC-checked and parsed from
+ * that one copy; its MAC binds the stream's direction, writer and reader.
  *
  * The reader waits for new segments with inotify where the file system delivers it, and polls
  * with backoff otherwise (shared parallel file systems rarely deliver inotify across nodes):
@@ -44,7 +54,6 @@
 
 #define STAGE_SIZE (64u << 10)       /* small writes are gathered here before write() */
 #define SEG_MAX ((size_t)4 << 20)    /* a segment holds at most this many payload bytes */
-#define SMALL_SEGMENT (64u << 10)    /* read whole into memory; larger ones are served by pread */
 #define POLL_BACKOFF_MAX 4096        /* progress calls between looks at quiet streams */
 #define SCAN_PERIOD 0.05             /* seconds between looks at the inbox for new connections */
 
@@ -56,12 +65,14 @@ typedef struct file_conn {
     uint32_t peer_id;
     uint64_t nonce;
     int dead;
-    /* writing: segments into out_dir (in the peer's inbox) */
-    char *out_dir;
-    int out_dir_made;
+    /* writing: segments into out_name in the peer's inbox (in-<pb>.<rank>) */
+    char out_inbox[32], out_name[48];
+    int out_made;                    /* the stream's directory was made */
+    int out_dfd;                     /* it, open while a segment is written or looked for */
+    uint8_t out_bind[WIO_SEG_BIND_SIZE];
     uint64_t out_seq;
     int out_fd;                      /* the segment being written (a temporary file), or -1 */
-    char *out_tmp;
+    char out_tmp[16];
     size_t out_len;                  /* its payload bytes so far */
     wio_mac *out_mac;
     uint8_t *stage;
@@ -71,12 +82,13 @@ typedef struct file_conn {
     size_t pub_head, pub_count, pub_cap;
     uint64_t unconsumed;             /* their bytes */
     int fin_sent;
-    /* reading: segments from in_dir (in our inbox) */
-    char *in_dir;
+    /* reading: segments from in_name in our inbox */
+    char in_name[48];
+    char *in_dir;                    /* its path, for messages */
+    uint8_t in_bind[WIO_SEG_BIND_SIZE];
     uint64_t in_seq;
-    int in_fd;
     uint64_t in_len, in_off;         /* the current segment's payload, bytes served */
-    uint8_t *in_buf;                 /* small segments: the whole payload */
+    uint8_t *in_buf;                 /* its payload: read once, MAC-checked, served from here */
     int in_fin, eof;
     int in_open;                     /* a verified segment is being served */
     wio_mac *in_mac;
@@ -98,10 +110,10 @@ struct file_tp {
     const wio_tp_handler *handler;
     void *hctx;
     const wio_config *cfg;
-    char dir[WIO_FILE_PATH_MAX];     /* the instance directory */
+    char dir[WIO_FILE_PATH_MAX];     /* the instance directory's path: messages only */
     char inbox[WIO_FILE_PATH_MAX + 32];
-    char hb_dir[WIO_FILE_PATH_MAX + 32];
-    char hb_name[32];
+    char inbox_name[32], hb_name[32];
+    int dir_fd, inbox_fd, hb_fd;     /* opened once; every file is reached relative to them */
     uint8_t key[WIO_PROOF_LEN];
     int started;
     uint32_t self_id, nprocs;
@@ -138,16 +150,24 @@ static void pb_rank_of(const file_tp *t, uint32_t id, int *pb, int *rank)
     *rank = (int)(id - t->pb_offset[p]);
 }
 
-static char *inbox_stream_path(const file_tp *t, uint32_t reader, char kind, uint32_t writer, uint64_t nonce)
+static void inbox_name(const file_tp *t, uint32_t reader, char out[32])
 {
     int pb, rank;
     pb_rank_of(t, reader, &pb, &rank);
-    char buf[WIO_FILE_PATH_MAX];
-    int n = snprintf(buf, sizeof buf, "%s/in-%d.%d/%c%u-%016" PRIx64, t->dir, pb, rank, kind,
-                     (unsigned)writer, nonce);
-    if (n < 0 || (size_t)n >= sizeof buf)
-        return NULL;
-    return strdup(buf);
+    snprintf(out, 32, "in-%d.%d", pb, rank);
+}
+
+static void stream_name(char kind, uint32_t writer, uint64_t nonce, char out[48])
+{
+    snprintf(out, 48, "%c%u-%016" PRIx64, kind, (unsigned)writer, nonce);
+}
+
+void wio_file_seg_bind(char dir, uint32_t writer, uint32_t reader, uint8_t out[WIO_SEG_BIND_SIZE])
+{
+    memset(out, 0, WIO_SEG_BIND_SIZE);
+    out[0] = (uint8_t)dir;
+    wio_put_le32(out + 4, writer);
+    wio_put_le32(out + 8, reader);
 }
 
 static void seg_name(uint64_t seq, char out[17]) { snprintf(out, 17, "%016" PRIx64, seq); }
@@ -170,27 +190,57 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* The stream's directory in the reader's inbox (made the first time), reached from the
+ * instance directory's descriptor one checked component at a time and held only while it is
+ * used: a connection costs no descriptor while it idles, as before. 0 open, 1 gone (the reader
+ * finalized or died, or removed the stream), -1 refused or failed (errno). */
+static int out_dir_open(file_conn *c)
+{
+    if (c->out_dfd >= 0)
+        return 0;
+    int ifd;
+    int rc = wio_file_subdir_at(c->tp->dir_fd, c->out_inbox, 0, &ifd);
+    if (rc != 0)
+        return rc > 0 ? (errno = ENOENT, 1) : -1;
+    rc = wio_file_subdir_at(ifd, c->out_name, !c->out_made, &c->out_dfd);
+    int e = errno;
+    close(ifd);
+    errno = e;
+    if (rc == 0)
+        c->out_made = 1;
+    return rc > 0 ? (errno = ENOENT, 1) : rc;
+}
+
+static void out_dir_close(file_conn *c)
+{
+    if (c->out_dfd >= 0)
+        close(c->out_dfd);
+    c->out_dfd = -1;
+}
+
 static int out_begin(file_conn *c)
 {
-    if (!c->out_dir_made) {
-        if (mkdir(c->out_dir, 0700) != 0 && errno != EEXIST)
-            return -1; /* the reader's inbox is gone: it finalized or died */
-        c->out_dir_made = 1;
+    if (out_dir_open(c) != 0)
+        return -1;
+    if (!c->stage && !(c->stage = malloc(STAGE_SIZE))) { /* not before the first write: a
+                                                             stream in its handshake costs little */
+        out_dir_close(c);
+        return -1;
     }
-    size_t n = strlen(c->out_dir) + 16;
-    if (!c->out_tmp && !(c->out_tmp = malloc(n)))
+    c->out_fd = wio_file_create_tmp(c->out_dfd, ".t-", c->out_tmp, sizeof c->out_tmp);
+    if (c->out_fd < 0) {
+        out_dir_close(c);
         return -1;
-    snprintf(c->out_tmp, n, "%s/.t-XXXXXX", c->out_dir);
-    c->out_fd = mkostemp(c->out_tmp, O_CLOEXEC);
-    if (c->out_fd < 0)
-        return -1;
+    }
     static const uint8_t zeros[WIO_SEG_HDR_SIZE];
     if (write_all(c->out_fd, zeros, sizeof zeros) != 0 || wio_mac_restart(c->out_mac) != 0) {
         close(c->out_fd);
-        unlink(c->out_tmp);
+        unlinkat(c->out_dfd, c->out_tmp, 0);
         c->out_fd = -1;
+        out_dir_close(c);
         return -1;
     }
+    wio_mac_update(c->out_mac, c->out_bind, sizeof c->out_bind);
     c->out_len = 0;
     c->stage_len = 0;
     return 0;
@@ -249,13 +299,14 @@ static int out_commit(file_conn *c, uint16_t flags)
              (!c->tp->cfg->file_fsync || fsync(c->out_fd) == 0);
     ok = close(c->out_fd) == 0 && ok;
     c->out_fd = -1;
-    char name[17], path[WIO_FILE_PATH_MAX];
+    char name[17];
     seg_name(c->out_seq, name);
-    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
-    if (!ok || rename(c->out_tmp, path) != 0) {
-        unlink(c->out_tmp);
+    ok = ok && renameat(c->out_dfd, c->out_tmp, c->out_dfd, name) == 0;
+    if (!ok)
+        unlinkat(c->out_dfd, c->out_tmp, 0);
+    out_dir_close(c);
+    if (!ok)
         return -1;
-    }
     c->tp->segments_out++;
     c->tp->bytes_out += c->out_len;
     if (pub_push(c, c->out_seq, c->out_len) != 0)
@@ -268,16 +319,22 @@ static int out_commit(file_conn *c, uint16_t flags)
 /* Published segments the reader deleted no longer count against the budget. */
 static void reclaim_consumed(file_conn *c)
 {
-    char name[17], path[WIO_FILE_PATH_MAX];
-    while (c->pub_count) {
+    if (!c->pub_count)
+        return;
+    char name[17];
+    struct stat st;
+    int held = c->out_dfd >= 0;
+    int rc = out_dir_open(c); /* gone (1): the reader removed the stream, everything is consumed */
+    while (rc >= 0 && c->pub_count) {
         seg_name(c->pub_seq[c->pub_head], name);
-        snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
-        if (access(path, F_OK) == 0 || errno != ENOENT)
-            return;
+        if (rc == 0 && (fstatat(c->out_dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT))
+            break;
         c->unconsumed -= c->pub_len[c->pub_head];
         c->pub_head = (c->pub_head + 1) % c->pub_cap;
         c->pub_count--;
     }
+    if (!held)
+        out_dir_close(c);
 }
 
 static size_t out_room(file_conn *c)
@@ -359,7 +416,7 @@ static int file_want_write(wio_stream *s, int on)
 
 static void send_fin(file_conn *c)
 {
-    if (c->fin_sent || !c->out_dir_made)
+    if (c->fin_sent || !c->out_made)
         return;
     c->fin_sent = 1;
     if (c->out_fd >= 0 || c->out_len == 0)
@@ -374,16 +431,13 @@ static void file_release(wio_stream *s)
     file_conn *c = s->pipe_state;
     if (c->out_fd >= 0) {
         close(c->out_fd);
-        unlink(c->out_tmp);
+        unlinkat(c->out_dfd, c->out_tmp, 0);
         c->out_fd = -1;
         c->out_len = 0;
+        out_dir_close(c);
     }
     send_fin(c);
-    if (c->in_fd >= 0)
-        close(c->in_fd);
-    c->in_fd = -1;
-    if (c->in_dir)
-        wio_file_rm_tree(c->in_dir);
+    wio_file_rm_tree_at(c->tp->inbox_fd, c->in_name); /* never follows a link */
     c->dead = 1;
     wio_poller_polled(c->tp->poller, -1);
 }
@@ -398,16 +452,32 @@ static int seg_invalid(file_conn *c, const char *why)
     return -1;
 }
 
-int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, wio_mac *m, uint8_t **small,
-                        wio_seg_hdr *h, const char **why)
+static int read_full(int fd, void *buf, size_t n, off_t off)
 {
-    uint8_t hdr[WIO_SEG_HDR_SIZE], mac[WIO_SEG_MAC_SIZE], want[WIO_SEG_MAC_SIZE];
+    uint8_t *b = buf;
+    while (n) {
+        ssize_t k = pread(fd, b, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
+}
+
+int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, const uint8_t bind[WIO_SEG_BIND_SIZE],
+                        wio_mac *m, uint8_t **payload, wio_seg_hdr *h, const char **why)
+{
+    uint8_t hdr[WIO_SEG_HDR_SIZE], want[WIO_SEG_MAC_SIZE];
     struct stat st;
-    *small = NULL;
+    *payload = NULL;
     *why = NULL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         *why = "not a regular file";
-    else if (pread(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr)
+    else if (read_full(fd, hdr, sizeof hdr, 0) != 0)
         *why = "truncated header";
     else if (wio_seg_decode(hdr, SEG_MAX, h, why) != 0)
         ;
@@ -417,62 +487,54 @@ int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, wio_mac *m, uint8_
         *why = "its size does not match its header (torn or truncated)";
     if (*why)
         return -1;
-    /* the MAC first: nothing of a segment is parsed before it checks out */
-    uint8_t bounce[16384];
-    uint8_t *buf = h->len <= SMALL_SEGMENT ? malloc(h->len ? h->len : 1) : NULL;
-    if (h->len <= SMALL_SEGMENT && !buf) {
+    /* Read once, payload and MAC together, into a buffer no larger than the file (whose size
+     * was just checked against the header's bound); the MAC is checked over this copy and the
+     * parser gets this copy, so a file rewritten in between changes nothing that is used. */
+    uint8_t *buf = malloc(h->len + WIO_SEG_MAC_SIZE);
+    if (!buf) {
         *why = "out of memory";
         return -1;
     }
-    int bad = wio_mac_restart(m) != 0;
-    for (uint64_t off = 0; off < h->len && !bad;) {
-        uint8_t *dst = buf ? buf + off : bounce;
-        size_t n = buf ? (size_t)(h->len - off) : (h->len - off < sizeof bounce ? (size_t)(h->len - off) : sizeof bounce);
-        ssize_t k = pread(fd, dst, n, (off_t)(WIO_SEG_HDR_SIZE + off));
-        if (k <= 0) {
-            bad = 1;
-            break;
-        }
-        wio_mac_update(m, dst, (size_t)k);
-        off += (uint64_t)k;
+    int bad = read_full(fd, buf, h->len + WIO_SEG_MAC_SIZE, WIO_SEG_HDR_SIZE) != 0;
+    if (bad) {
+        *why = "short read (truncated while read?)";
+    } else {
+        bad = wio_mac_restart(m) != 0;
+        wio_mac_update(m, bind, WIO_SEG_BIND_SIZE);
+        wio_mac_update(m, buf, h->len);
+        wio_mac_update(m, hdr, sizeof hdr);
+        bad = bad || wio_mac_final(m, want) != 0 || !wio_auth_proof_equal(buf + h->len, want);
+        if (bad)
+            *why = "its MAC does not match (written without the instance key, for the other "
+                   "direction, or damaged)";
     }
-    wio_mac_update(m, hdr, sizeof hdr);
-    if (!bad)
-        bad = wio_mac_final(m, want) != 0 ||
-              pread(fd, mac, sizeof mac, (off_t)(WIO_SEG_HDR_SIZE + h->len)) != (ssize_t)sizeof mac ||
-              !wio_auth_proof_equal(mac, want);
     if (bad) {
         free(buf);
-        *why = "its MAC does not match (written without the instance key, or damaged)";
         return -1;
     }
-    *small = buf;
+    *payload = buf;
     return 0;
 }
 
 /* Opens and verifies the next segment: 1 ready, 0 not there yet, -1 invalid (errno EPROTO). */
 static int seg_open_next(file_conn *c)
 {
-    char name[17], path[WIO_FILE_PATH_MAX];
-    seg_name(c->in_seq, name);
-    snprintf(path, sizeof path, "%s/%s", c->in_dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : seg_invalid(c, strerror(errno));
+    char rel[80];
+    snprintf(rel, sizeof rel, "%s/%016" PRIx64, c->in_name, c->in_seq);
+    int fd;
+    uint64_t size;
     wio_seg_hdr h;
     uint8_t *buf;
     const char *why;
-    if (wio_file_seg_verify(fd, c->nonce, c->in_seq, c->in_mac, &buf, &h, &why) != 0) {
-        close(fd);
+    /* below our inbox's descriptor, no link followed at either level */
+    int rc = wio_file_open_regular(c->tp->inbox_fd, rel, &fd, &size, &why);
+    if (rc != 0)
+        return rc > 0 ? 0 : seg_invalid(c, why);
+    rc = wio_file_seg_verify(fd, c->nonce, c->in_seq, c->in_bind, c->in_mac, &buf, &h, &why);
+    close(fd);
+    if (rc != 0)
         return seg_invalid(c, why);
-    }
     c->in_buf = buf;
-    if (buf) {
-        close(fd);
-        c->in_fd = -1;
-    } else {
-        c->in_fd = fd;
-    }
     c->in_len = h.len;
     c->in_off = 0;
     c->in_fin = (h.flags & WIO_SEG_FIN) != 0;
@@ -485,13 +547,13 @@ static int seg_open_next(file_conn *c)
 /* The current segment is served: delete it (the writer's budget frees up), go to the next. */
 static void seg_done(file_conn *c)
 {
-    char name[17], path[WIO_FILE_PATH_MAX];
+    char name[17];
     seg_name(c->in_seq, name);
-    snprintf(path, sizeof path, "%s/%s", c->in_dir, name);
-    (void)unlink(path);
-    if (c->in_fd >= 0)
-        close(c->in_fd);
-    c->in_fd = -1;
+    int dfd;
+    if (wio_file_subdir_at(c->tp->inbox_fd, c->in_name, 0, &dfd) == 0) {
+        (void)unlinkat(dfd, name, 0);
+        close(dfd);
+    }
     free(c->in_buf);
     c->in_buf = NULL;
     c->in_open = 0;
@@ -506,16 +568,7 @@ static ssize_t file_recv(wio_stream *s, void *buf, size_t n)
     for (;;) {
         if (c->in_open && c->in_off < c->in_len) {
             size_t k = c->in_len - c->in_off < n ? (size_t)(c->in_len - c->in_off) : n;
-            if (c->in_buf) {
-                memcpy(buf, c->in_buf + c->in_off, k);
-            } else {
-                ssize_t r = pread(c->in_fd, buf, k, (off_t)(WIO_SEG_HDR_SIZE + c->in_off));
-                if (r <= 0) {
-                    errno = EIO;
-                    return -1;
-                }
-                k = (size_t)r;
-            }
+            memcpy(buf, c->in_buf + c->in_off, k);
             c->in_off += k;
             if (c->in_off == c->in_len)
                 seg_done(c);
@@ -547,6 +600,19 @@ static const wio_pipe_ops file_pipe = {
 /* ------------------------------------------------------------------------------------ */
 /* connections                                                                          */
 
+static void conn_destroy(file_conn *c)
+{
+    out_dir_close(c);
+    wio_mac_free(c->out_mac);
+    wio_mac_free(c->in_mac);
+    free(c->stage);
+    free(c->in_dir);
+    free(c->in_buf);
+    free(c->pub_seq);
+    free(c->pub_len);
+    free(c);
+}
+
 static void conn_free(wio_stream *s)
 {
     file_conn *c = s->pipe_state;
@@ -558,16 +624,7 @@ static void conn_free(wio_stream *s)
             t->conns[i] = t->conns[--t->nconns];
             break;
         }
-    wio_mac_free(c->out_mac);
-    wio_mac_free(c->in_mac);
-    free(c->stage);
-    free(c->out_dir);
-    free(c->out_tmp);
-    free(c->in_dir);
-    free(c->in_buf);
-    free(c->pub_seq);
-    free(c->pub_len);
-    free(c);
+    conn_destroy(c);
     s->pipe_state = NULL;
 }
 
@@ -597,31 +654,27 @@ static file_conn *conn_new(file_tp *t, uint32_t peer_id, uint64_t nonce, int ini
     c->tp = t;
     c->peer_id = peer_id;
     c->nonce = nonce;
-    c->out_fd = c->in_fd = -1;
-    /* the connector writes c<me> into the acceptor's inbox and reads a<peer> in its own */
-    c->out_dir = inbox_stream_path(t, peer_id, initiator ? 'c' : 'a', t->self_id, nonce);
-    c->in_dir = inbox_stream_path(t, t->self_id, initiator ? 'a' : 'c', peer_id, nonce);
-    c->stage = malloc(STAGE_SIZE);
-    if (!c->out_dir || !c->in_dir || !c->stage || wio_mac_new(&c->out_mac, t->key) != 0 ||
-        wio_mac_new(&c->in_mac, t->key) != 0) {
-        wio_mac_free(c->out_mac);
-        wio_mac_free(c->in_mac);
-        free(c->out_dir);
-        free(c->in_dir);
-        free(c->stage);
-        free(c);
+    c->out_fd = c->out_dfd = -1;
+    /* the connector writes c<me> into the acceptor's inbox and reads a<peer> in its own; each
+     * direction's MACs bind it, so neither stream's segments are valid in the other */
+    char out_kind = initiator ? 'c' : 'a', in_kind = initiator ? 'a' : 'c';
+    inbox_name(t, peer_id, c->out_inbox);
+    stream_name(out_kind, t->self_id, nonce, c->out_name);
+    stream_name(in_kind, peer_id, nonce, c->in_name);
+    wio_file_seg_bind(out_kind, t->self_id, peer_id, c->out_bind);
+    wio_file_seg_bind(in_kind, peer_id, t->self_id, c->in_bind);
+    size_t n = strlen(t->inbox) + strlen(c->in_name) + 2;
+    if ((c->in_dir = malloc(n)))
+        snprintf(c->in_dir, n, "%s/%s", t->inbox, c->in_name);
+    if (!c->in_dir || wio_mac_new(&c->out_mac, t->key) != 0 || wio_mac_new(&c->in_mac, t->key) != 0) {
+        conn_destroy(c);
         return NULL;
     }
     if (t->nconns == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
         file_conn **a = realloc(t->conns, cap * sizeof *a);
         if (!a) {
-            wio_mac_free(c->out_mac);
-            wio_mac_free(c->in_mac);
-            free(c->out_dir);
-            free(c->in_dir);
-            free(c->stage);
-            free(c);
+            conn_destroy(c);
             return NULL;
         }
         t->conns = a;
@@ -630,6 +683,18 @@ static file_conn *conn_new(file_tp *t, uint32_t peer_id, uint64_t nonce, int ini
     t->conns[t->nconns++] = c;
     wio_poller_polled(t->poller, 1);
     return c;
+}
+
+/* A connection that never got its stream. */
+static void conn_drop(file_tp *t, file_conn *c)
+{
+    for (size_t i = 0; i < t->nconns; i++)
+        if (t->conns[i] == c) {
+            t->conns[i] = t->conns[--t->nconns];
+            break;
+        }
+    wio_poller_polled(t->poller, -1);
+    conn_destroy(c);
 }
 
 static wio_stream *stream_for(file_tp *t, file_conn *c)
@@ -664,59 +729,76 @@ static void ignore(file_tp *t, const char *name, const char *why)
         t->nignored++;
 }
 
-static int known_stream(const file_tp *t, const char *path)
+static int known_stream(const file_tp *t, const char *name)
 {
     for (size_t i = 0; i < t->nconns; i++)
-        if (!t->conns[i]->dead && strcmp(t->conns[i]->in_dir, path) == 0)
+        if (!t->conns[i]->dead && strcmp(t->conns[i]->in_name, name) == 0)
             return 1;
     return 0;
 }
 
 /* A connector's stream appeared in our inbox: it becomes an accepted connection, in its
- * handshake (counted against the handshake cap) until it proves the key. */
-static void accept_stream(file_tp *t, const char *name)
+ * handshake until it proves the key, and counted against the handshake cap as a TCP accept is:
+ * while the cap is reached (and no handshake has idled long enough to be dropped for it) the
+ * directory waits in the inbox for a later scan. Returns 0 when the scan should stop there. */
+static int accept_stream(file_tp *t, const char *name)
 {
     unsigned id = 0;
     uint64_t nonce = 0;
     int used = 0;
+    char canon[48];
     if (sscanf(name, "c%u-%16" SCNx64 "%n", &id, &nonce, &used) != 2 || (size_t)used != strlen(name) ||
-        strlen(name) < 18) {
-        if (name[0] != 'a' && name[0] != '.')
-            ignore(t, name, "not a stream of this instance");
-        return;
+        (stream_name('c', id, nonce, canon), strcmp(canon, name) != 0)) {
+        ignore(t, name, "not a stream of this instance");
+        return 1;
     }
     if (id >= t->nprocs || id == t->self_id) {
         ignore(t, name, "names a process that is not in this instance");
-        return;
+        return 1;
     }
-    char path[WIO_FILE_PATH_MAX + 128];
-    snprintf(path, sizeof path, "%s/%.64s", t->inbox, name);
-    if (known_stream(t, path))
-        return;
+    if (known_stream(t, name))
+        return 1;
+    struct stat st;
+    if (fstatat(t->inbox_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        ignore(t, name, "not a directory of this user (a link or a file?)");
+        return 1;
+    }
+    if (!wio_stream_ctx_hs_room(t->ctx))
+        return 0;
     file_conn *c = conn_new(t, id, nonce, 0);
     wio_stream *s = c ? stream_for(t, c) : NULL;
     if (!s) {
+        if (c)
+            conn_drop(t, c);
         wio_warn("file transport: out of memory accepting %s", name);
-        return;
+        return 0;
     }
     s->my_id = t->self_id;
     if (wio_stream_start_accept(s) != 0)
         wio_stream_fail(s, WAITIO_ERR_SYS, "cannot start the handshake", 0);
+    else
+        wio_debug("file transport: accepted %s (%zu connections open or in their handshake)", name,
+                  wio_stream_ctx_count(t->ctx));
+    return 1;
 }
 
 static void scan_inbox(file_tp *t)
 {
-    DIR *d = opendir(t->inbox);
-    if (!d)
+    int fd = openat(t->inbox_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own offset */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (de->d_name[0] != 'c' || ignored(t, de->d_name)) {
-            if (de->d_name[0] != '.' && de->d_name[0] != 'a' && !ignored(t, de->d_name))
-                ignore(t, de->d_name, "not a stream of this instance");
+        if (de->d_name[0] == '.' || de->d_name[0] == 'a' || ignored(t, de->d_name))
             continue;
-        }
-        accept_stream(t, de->d_name);
+        if (!accept_stream(t, de->d_name))
+            break;
     }
     closedir(d);
 }
@@ -730,7 +812,7 @@ static void beat(file_tp *t)
     wio_put_le64(b, ++t->beat_counter);
     wio_put_le64(b + 8, t->host_id);
     wio_put_le64(b + 16, (uint64_t)getpid());
-    if (wio_file_publish(t->hb_dir, t->hb_name, b, sizeof b, t->key, 0) != 0)
+    if (wio_file_publish_at(t->hb_fd, t->hb_name, b, sizeof b, t->key, 0) != 0)
         wio_debug("file transport: heartbeat not written: %s", waitio_error_message());
 }
 
@@ -761,7 +843,7 @@ static void check_peers(file_tp *t, double now)
         size_t len = 0;
         const char *why;
         int gone = 0;
-        if (wio_file_read_record(t->hb_dir, name, BEAT_LEN, t->key, &data, &len, &why) == 0 && len == BEAT_LEN) {
+        if (wio_file_read_record_at(t->hb_fd, name, BEAT_LEN, t->key, &data, &len, &why) == 0 && len == BEAT_LEN) {
             uint64_t v = wio_get_le64(data);
             if (v != pb->counter || pb->changed_at == 0) {
                 pb->counter = v;
@@ -875,10 +957,17 @@ static void watch_streams(file_tp *t)
 {
     if (t->inotify_fd < 0)
         return;
+    char proc[64];
     for (size_t i = 0; i < t->nconns; i++) {
         file_conn *c = t->conns[i];
-        if (!c->dead && !c->watched && inotify_add_watch(t->inotify_fd, c->in_dir, IN_MOVED_TO) >= 0)
+        int dfd;
+        if (c->dead || c->watched || wio_file_subdir_at(t->inbox_fd, c->in_name, 0, &dfd) != 0)
+            continue;
+        /* the directory just opened below our inbox, not a path that may name another one */
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", dfd);
+        if (inotify_add_watch(t->inotify_fd, proc, IN_MOVED_TO) >= 0)
             c->watched = 1;
+        close(dfd);
     }
 }
 
@@ -910,6 +999,17 @@ static void inotify_ready(wio_poll_fd *pf, uint32_t events)
 
 static void file_close(void *tp);
 
+static void close_dirs(file_tp *t)
+{
+    if (t->hb_fd >= 0)
+        close(t->hb_fd);
+    if (t->inbox_fd >= 0)
+        close(t->inbox_fd);
+    if (t->dir_fd >= 0)
+        close(t->dir_fd);
+    t->hb_fd = t->inbox_fd = t->dir_fd = -1;
+}
+
 static int file_open(const wio_tp_params *p, void **out, wio_proc *self)
 {
     file_tp *t = calloc(1, sizeof *t);
@@ -923,21 +1023,24 @@ static int file_open(const wio_tp_params *p, void **out, wio_proc *self)
     t->poll_interval = 1;
     t->host_id = self->host_id;
     wio_list_init(&t->src.link);
+    t->dir_fd = t->inbox_fd = t->hb_fd = -1;
     wio_file_key(p->key, t->key);
-    int rc = wio_file_instance_dir(p->cfg, p->key, t->dir, sizeof t->dir);
-    if (rc) {
-        free(t);
-        return rc;
-    }
-    snprintf(t->inbox, sizeof t->inbox, "%s/in-%d.%d", t->dir, p->cfg->pbid, p->cfg->local_rank);
-    snprintf(t->hb_dir, sizeof t->hb_dir, "%s/hb", t->dir);
+    int rc = wio_file_instance_open(p->cfg, p->key, t->dir, sizeof t->dir, &t->dir_fd);
+    snprintf(t->inbox_name, sizeof t->inbox_name, "in-%d.%d", p->cfg->pbid, p->cfg->local_rank);
+    snprintf(t->inbox, sizeof t->inbox, "%s/%s", t->dir, t->inbox_name);
     snprintf(t->hb_name, sizeof t->hb_name, "%d.%d", p->cfg->pbid, p->cfg->local_rank);
-    /* what a crashed run of ours left: our inbox and heartbeat (peers sweep theirs) */
-    wio_file_rm_tree(t->inbox);
-    char hb[WIO_FILE_PATH_MAX + 80];
-    snprintf(hb, sizeof hb, "%s/%s", t->hb_dir, t->hb_name);
-    unlink(hb);
-    if ((rc = wio_file_mkdir_private(t->inbox)) || (rc = wio_file_mkdir_private(t->hb_dir))) {
+    if (!rc) {
+        /* what a crashed run of ours left: our inbox and heartbeat (peers sweep theirs) */
+        wio_file_rm_tree_at(t->dir_fd, t->inbox_name);
+        if (wio_file_subdir_at(t->dir_fd, t->inbox_name, 1, &t->inbox_fd) != 0 ||
+            wio_file_subdir_at(t->dir_fd, "hb", 1, &t->hb_fd) != 0)
+            rc = wio_fail(WAITIO_ERR_ENV, "cannot make %s and %s/hb private directories of this user: %s",
+                          t->inbox, t->dir, strerror(errno));
+        else
+            (void)unlinkat(t->hb_fd, t->hb_name, 0);
+    }
+    if (rc) {
+        close_dirs(t);
         free(t);
         return rc;
     }
@@ -947,6 +1050,7 @@ static int file_open(const wio_tp_params *p, void **out, wio_proc *self)
         .max_handshakes = p->cfg->max_handshakes, .max_conns = wio_config_max_conns(p->cfg), .owner = t,
     };
     if ((rc = wio_stream_ctx_create(&t->ctx, &sp))) {
+        close_dirs(t);
         free(t);
         return rc;
     }
@@ -960,7 +1064,9 @@ static int file_open(const wio_tp_params *p, void **out, wio_proc *self)
     if (t->inotify_fd >= 0) {
         t->ipf.ready = inotify_ready;
         t->ipf.arg = t;
-        if (inotify_add_watch(t->inotify_fd, t->inbox, IN_CREATE | IN_MOVED_TO) < 0 ||
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", t->inbox_fd);
+        if (inotify_add_watch(t->inotify_fd, proc, IN_CREATE | IN_MOVED_TO) < 0 ||
             wio_poller_add(p->poller, &t->ipf, t->inotify_fd, EPOLLIN) != 0) {
             close(t->inotify_fd);
             t->inotify_fd = -1; /* polling alone still works */
@@ -1009,9 +1115,12 @@ static int file_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, 
         return WAITIO_ERR_SYS;
     file_conn *c = conn_new(t, peer_id, nonce, 1);
     wio_stream *s = c ? stream_for(t, c) : NULL;
-    if (!s)
+    if (!s) {
+        if (c)
+            conn_drop(t, c);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    if (mkdir(c->out_dir, 0700) != 0) {
+    }
+    if (out_dir_open(c) != 0) {
         int e = errno;
         char why[200];
         snprintf(why, sizeof why, "cannot create its stream in %.80s: %s (does the peer share the directory?)",
@@ -1021,7 +1130,7 @@ static int file_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, 
         wio_stream_fail_soon(s, why);
         return 0;
     }
-    c->out_dir_made = 1;
+    out_dir_close(c); /* made; opened again for each segment */
     if (wio_stream_start_connect(s, t->self_id, peer_id, flags, user, 1) != 0) {
         wio_stream_close(s, WAITIO_ERR_SYS);
         return wio_fail(WAITIO_ERR_SYS, "cannot start a file connection");
@@ -1073,11 +1182,11 @@ static void file_close(void *tp)
         wio_poller_del(t->poller, &t->ipf);
         close(t->inotify_fd);
     }
-    char hb[WIO_FILE_PATH_MAX + 80];
-    snprintf(hb, sizeof hb, "%s/%s", t->hb_dir, t->hb_name);
-    unlink(hb);
-    wio_file_rm_tree(t->inbox);
-    (void)rmdir(t->hb_dir); /* the last process out leaves only the start-up records */
+    /* relative to the directories opened at the start, whatever their names lead to now */
+    (void)unlinkat(t->hb_fd, t->hb_name, 0);
+    wio_file_rm_tree_at(t->dir_fd, t->inbox_name);
+    (void)unlinkat(t->dir_fd, "hb", AT_REMOVEDIR); /* the last process out leaves only the start-up records */
+    close_dirs(t);
     for (size_t i = 0; i < t->nignored; i++)
         free(t->ignored[i]);
     free(t->ignored);

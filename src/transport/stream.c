@@ -119,6 +119,7 @@ int wio_stream_ctx_release_reserve(wio_stream_ctx *ctx)
 
 static void ctx_tick(void *arg, double now);
 static void ctx_free_zombies(void *arg);
+static void fail_pending(wio_stream *s);
 
 static size_t descriptor_budget(void)
 {
@@ -248,8 +249,15 @@ int wio_stream_start_connect(wio_stream *s, uint32_t my_id, uint32_t target_id, 
     if (register_fd(s, EPOLLIN | (pipe_ready ? 0 : EPOLLOUT)) != 0)
         return WAITIO_ERR_SYS;
     s->want_out = !pipe_ready;
+    /* HELLO goes out now on a pipe that is up, and may fail now (a local peer that died after
+     * its listener took the connection: EPIPE). The owner gets the connection only when its
+     * connect() returns, so it hears of that at the next tick (transport.h: opened or closed
+     * follows connect): told now, it would keep a connection that is already closed and freed
+     * after this poll round, and close it again later. */
+    s->in_connect = 1;
     if (pipe_ready)
         wio_stream_connected(s);
+    s->in_connect = 0;
     return 0;
 }
 
@@ -319,6 +327,12 @@ static int hs_make_room(wio_stream_ctx *ctx, double now, double *when)
     }
     *when = now + HS_IDLE_MIN;
     return 0;
+}
+
+int wio_stream_ctx_hs_room(wio_stream_ctx *ctx)
+{
+    double when;
+    return ctx->nhandshakes < hs_capacity(ctx) || hs_make_room(ctx, wio_now(), &when);
 }
 
 /* Authenticated and owned: out of the handshake list, into the streams, full-size buffer. */
@@ -439,6 +453,14 @@ void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected)
 {
     if (s->state == WIO_SS_CLOSED)
         return;
+    if (s->in_connect) { /* see wio_stream_start_connect; the first failure is the one reported */
+        if (!s->fail_why[0]) {
+            s->fail_err = err;
+            s->fail_rejected = rejected;
+            wio_stream_fail_soon(s, why);
+        }
+        return;
+    }
     int owned = s->user != NULL;
     if (s->orphaned || s->state == WIO_SS_REJECTING)
         wio_debug("connection %s closed: %s", s->desc, why);
@@ -1071,6 +1093,13 @@ void wio_stream_fd_ready(wio_poll_fd *pf, uint32_t events)
     wio_stream *s = pf->arg;
     if (s->state == WIO_SS_CLOSED)
         return;
+    if (s->fail_why[0]) {
+        /* it failed in connect (e.g. ECONNREFUSED from a local peer that died): the socket
+         * reports writable before the tick, and must not be taken for connected (HELLO would
+         * fail with ENOTCONN, which reads as "dropped in the handshake" and is retried) */
+        fail_pending(s);
+        return;
+    }
     if (s->state == WIO_SS_CONNECTING) {
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
             socket_connected(s);
@@ -1137,6 +1166,14 @@ const wio_pipe_ops wio_socket_pipe = {
 /* ------------------------------------------------------------------------------------ */
 /* deadlines                                                                            */
 
+/* A failure recorded by wio_stream_fail_soon (or inside wio_stream_start_connect) is reported. */
+static void fail_pending(wio_stream *s)
+{
+    char why[sizeof s->fail_why];
+    snprintf(why, sizeof why, "%s", s->fail_why);
+    wio_stream_fail(s, s->fail_err ? s->fail_err : WAITIO_ERR_PEER, why, s->fail_rejected);
+}
+
 static void fail_expired(wio_list *list, double now)
 {
     wio_list *pos, *tmp;
@@ -1144,13 +1181,17 @@ static void fail_expired(wio_list *list, double now)
         wio_stream *s = WIO_CONTAINER_OF(pos, wio_stream, link);
         if (s->deadline > 0 && now >= s->deadline && s->state != WIO_SS_OPEN && s->state != WIO_SS_SHUTDOWN) {
             char why[200];
-            if (s->fail_why[0])
-                snprintf(why, sizeof why, "%s", s->fail_why);
-            else
+            if (s->fail_why[0]) {
+                fail_pending(s);
+            } else {
                 snprintf(why, sizeof why, "%s to %s did not complete in time",
                          s->state == WIO_SS_CONNECTING ? "connect" : "handshake", s->desc);
-            wio_stream_fail(s, s->state == WIO_SS_CONNECTING || s->fail_why[0] ? WAITIO_ERR_PEER : WAITIO_ERR_TIMEOUT,
-                            why, 0);
+                wio_stream_fail(s, s->state == WIO_SS_CONNECTING ? WAITIO_ERR_PEER : WAITIO_ERR_TIMEOUT, why, 0);
+            }
+            /* the owner's callback may have closed the next one too (it is a zombie now): the
+             * rest of this list is walked again from its head */
+            if (tmp != list && WIO_CONTAINER_OF(tmp, wio_stream, link)->state == WIO_SS_CLOSED)
+                tmp = list->next;
         }
     }
 }
@@ -1165,8 +1206,8 @@ static void ctx_tick(void *arg, double now)
     listeners_tick(ctx, now);
 }
 
-/* A connect that failed synchronously is reported at the next tick, as if asynchronously,
- * after the caller has its connection object. */
+/* A connect that failed synchronously is reported at the next tick (or the socket's next poller
+ * event, whichever comes first), as if asynchronously, after the caller has its connection object. */
 void wio_stream_fail_soon(wio_stream *s, const char *why)
 {
     s->deadline = wio_now();

@@ -133,6 +133,8 @@ struct wio_stream {
     int orphaned;              /* abandoned by its owner: finishes its handshake quietly */
     int data_fd;               /* counted in the poller's data descriptors */
     char fail_why[160];        /* a failure noticed synchronously, reported at the next tick */
+    int fail_err, fail_rejected; /* ... with this error (0: WAITIO_ERR_PEER) and `rejected` */
+    int in_connect;            /* the owner's connect() is on the stack: failures wait (fail_why) */
 };
 
 /* ---- contexts ---- */
@@ -187,6 +189,10 @@ int wio_stream_start_connect(wio_stream *s, uint32_t my_id, uint32_t target_id, 
 void wio_stream_connected(wio_stream *s);   /* the pipe is up: send HELLO */
 /* Acceptor: registers fd and waits for HELLO (counted against the handshake cap). */
 int wio_stream_start_accept(wio_stream *s);
+/* For a transport without a listener (file): may one more accepted stream start its handshake
+ * now? 1 when under the handshake cap (WAITIO_MAX_HANDSHAKES, fewer near the connection cap) or
+ * when the handshake idle the longest was dropped to make room; 0: not yet, ask again later. */
+int wio_stream_ctx_hs_room(wio_stream_ctx *ctx);
 
 void wio_stream_send(wio_stream *s, wio_send_item *it);
 /* The transports' send_now (transport.h): a small frame written at once, or -1. */
@@ -198,7 +204,9 @@ void wio_stream_close(wio_stream *s, int err);
  * connector still in its handshake finishes it without an owner, so that the peer sees a clean
  * REJECT instead of a connection that vanished mid-handshake; anything else closes now. */
 void wio_stream_abandon(wio_stream *s);
-/* Closes, logs and tells the owner why (if it has one). */
+/* Closes, logs and tells the owner why (if it has one). Inside wio_stream_start_connect (the
+ * owner's connect() has not returned the connection yet) it only records the failure, which the
+ * next tick reports: the owner never hears of a connection it does not hold. */
 void wio_stream_fail(wio_stream *s, int err, const char *why, int rejected);
 int wio_stream_idle(const wio_stream *s);
 
@@ -217,7 +225,7 @@ void wio_stream_fd_ready(wio_poll_fd *pf, uint32_t events);
 /* The socket pipe (sockets of any family); sets desc from the peer's address. */
 extern const wio_pipe_ops wio_socket_pipe;
 void wio_socket_describe_peer(wio_stream *s);
-/* A connect that failed synchronously: reported as a failure at the next tick. */
+/* A connect that failed synchronously: reported as a failure (WAITIO_ERR_PEER) at the next tick. */
 void wio_stream_fail_soon(wio_stream *s, const char *why);
 /* Authenticated: the full-size receive buffer, out of the handshake cap. 0 or -1 (memory). */
 int wio_stream_promote(wio_stream *s);

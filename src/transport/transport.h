@@ -161,7 +161,8 @@ typedef struct wio_transport_ops {
     int (*start)(void *tp, const wio_tp_instance *inst);
     /* 1 if this transport can reach process `peer_id` (both offer it, same host for shm). */
     int (*reachable)(void *tp, uint32_t peer_id);
-    /* Starts connecting (asynchronously: opened or closed follows). */
+    /* Starts connecting (asynchronously: opened or closed follows, never inside this call: a
+     * failure found here is reported at the next tick, once the owner holds *conn). */
     int (*connect)(void *tp, uint32_t peer_id, unsigned flags, void *user, void **conn);
     /* Queues an item and writes what can be written now. */
     void (*send)(void *conn, wio_send_item *it);

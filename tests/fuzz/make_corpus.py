@@ -1,4 +1,6 @@
 """Writes the seed corpus of the fuzz harnesses (valid messages of each kind) into corpus/."""
+import hashlib
+import hmac
 import os
 import struct
 
@@ -41,6 +43,13 @@ put("register", "reg-block", b"\x01" + reg)
 put("register", "reg-one", b"\x01" + struct.pack("<IIII", 2, 0, 1, 2) + entry(4002))
 table = struct.pack("<III", 2, 1, 2) + entry(4000) + entry(4001) + entry(4002)
 put("register", "table-2pb", b"\x02" + table)
+# the master's roster (byte 0 = 3): 2 PBs, limit 1 + 7, then le16-length-prefixed REGISTERs: PB 1
+# (size 2) complete, PB 0 in two blocks, and a claim over the limit (refused)
+regs = [struct.pack("<IIII", 2, 1, 0, 2) + entry(4000) + entry(4001),
+        struct.pack("<IIII", 2, 0, 1, 3) + entry(4002) + entry(4003),
+        struct.pack("<IIII", 2, 0, 0, 3) + entry(4004),
+        struct.pack("<IIII", 2, 1, 5, 1 << 24) + entry(4005)]
+put("register", "roster-2pb", b"\x03\x01\x07\x00" + b"".join(struct.pack("<H", len(r)) + r for r in regs))
 
 # fuzz_session: byte 0 = what the harness repairs (1 seq, 2 length, 4 request ids), then the
 # frames process 1 sends after the handshake (group 3, process 1 is rank 1; the harness posted
@@ -66,3 +75,25 @@ put("session", "raw", b"\x00" + hdr(4, 10, seq=2, gid=3, src=1) + b"0123456789")
 put("session", "short-eager", b"\x0b" + short(16, gid=3, src=1, tag=1) + b"s" * 16 +
     short(0, gid=3, src=1, tag=3) + short(300, gid=3, src=1, tag=11) + b"t" * 300 +
     hdr(8, 0, credit=4096) + bytes(56))
+
+# fuzz_segment: byte 0 bit 0 = a record (refused: none is made with the key here), else a segment
+# checked as stream 0x1122334455667788, position 0, from process 1 to process 0, in direction 'c'
+# (bit 1 clear) or 'a' (bit 1 set). Segment version 2: the MAC is HMAC-SHA256(file key, binding ||
+# payload || header), binding = direction byte, 3 zero bytes, le32 writer, le32 reader, 4 zero bytes.
+SEG_KEY = b"fuzz-file-key-0123456789abcdef!\0"
+
+
+def segment(payload, direction, flags=0, seq=0, nonce=0x1122334455667788, writer=1, reader=0, version=2):
+    h = struct.pack("<QHHIQQQQ", 0x32304745534f4957, version, flags, 0, nonce, seq, len(payload), 0)
+    bind = struct.pack("<B3xIII", ord(direction), writer, reader, 0)
+    return h + payload + hmac.new(SEG_KEY, bind + payload + h, hashlib.sha256).digest()
+
+
+put("segment", "segment-c", b"\x00" + segment(b"hello over files" * 8, "c"))
+put("segment", "segment-a", b"\x02" + segment(bytes(range(256)), "a"))
+put("segment", "segment-fin", b"\x00" + segment(b"", "c", flags=1))
+put("segment", "segment-c-replayed-as-a", b"\x02" + segment(b"hello over files" * 8, "c"))
+put("segment", "segment-other-writer", b"\x00" + segment(b"x" * 40, "c", writer=2))
+put("segment", "segment-version-1", b"\x00" + segment(b"old", "c", version=1))
+put("segment", "segment-bad-mac", b"\x00" + segment(b"d" * 100, "c")[:-32] + os.urandom(32))
+

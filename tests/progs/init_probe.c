@@ -14,6 +14,8 @@
  *   --min-secs/--max-secs  bounds on the time waitio_init took
  *   --exchange      after a successful init: ring exchange of 0, 1000 and 1 MiB + 3 bytes,
  *                   every byte checked, then waitio_finalize
+ *   --hold FILE     with --exchange: before waitio_finalize, print "init_probe[L]: holding" and
+ *                   wait until FILE exists (what sec_file_* tests do to the directory meanwhile)
  * After a failed waitio_init it also checks that the library is not initialised, that
  * waitio_finalize returns WAITIO_ERR_STATE and that no file descriptor was left open.
  * Prints "init_probe[L]: waitio_init returned CODE after T s: MESSAGE" and, when every check
@@ -52,6 +54,18 @@ static int count_fds(void)
     return n - 1; /* the directory's own descriptor */
 }
 
+static const char *hold_file;
+
+static void hold(void)
+{
+    if (!hold_file)
+        return;
+    printf("init_probe%s: holding\n", label);
+    fflush(stdout);
+    while (access(hold_file, F_OK) != 0)
+        usleep(20000);
+}
+
 static void ring_exchange(void)
 {
     waitio_group_t u = tu_universe(11);
@@ -59,6 +73,7 @@ static void ring_exchange(void)
     TU_CHECK(waitio_group_rank(u, &me));
     TU_CHECK(waitio_group_size(u, &n));
     if (n < 2) {
+        hold();
         TU_CHECK(waitio_finalize());
         return;
     }
@@ -87,6 +102,7 @@ static void ring_exchange(void)
         free(out);
         free(in);
     }
+    hold();
     tu_phase("waitio_finalize");
     TU_CHECK(waitio_finalize());
     printf("init_probe%s: ring exchange among %d processes ok\n", label, n);
@@ -116,6 +132,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--msg") && nmsg < MAX_MSG) msgs[nmsg++] = v;
         else if (!strcmp(a, "--msg-soft") && nsoft < MAX_MSG) soft[nsoft++] = v;
         else if (!strcmp(a, "--alarm")) alarm_secs = (unsigned)atoi(v);
+        else if (!strcmp(a, "--hold")) hold_file = v;
         else if (!strcmp(a, "--label")) {
             snprintf(labelbuf, sizeof labelbuf, "[%s]", v);
             label = labelbuf;

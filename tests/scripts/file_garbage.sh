@@ -36,7 +36,7 @@ head -c 4096 /dev/urandom >"$stage/c1-00000000deadbeef/0000000000000000"
 python3 - "$stage/c1-00000000cafebabe/0000000000000000" <<'PY'
 import os, struct, sys
 payload = os.urandom(200)
-hdr = struct.pack("<QHHIQQQQ", 0x32304745534f4957, 1, 0, 0, 0xcafebabe, 0, len(payload), 0)
+hdr = struct.pack("<QHHIQQQQ", 0x32304745534f4957, 2, 0, 0, 0xcafebabe, 0, len(payload), 0)
 open(sys.argv[1], "wb").write(hdr + payload + os.urandom(32))
 PY
 mv "$stage/c1-00000000deadbeef" "$stage/c1-00000000cafebabe" "$inbox/"

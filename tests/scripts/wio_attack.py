@@ -7,6 +7,11 @@ version). Subcommands:
   hello-storm   keyless HELLOs claiming every process id, at every given port, for S seconds
   idle-flood    N idle connections (no byte sent) held open for S seconds, reopened when closed
   hello-flood   N keyless HELLOs at one port (the start-up master), as fast as it takes them
+  register-claim  a key holder that sends the start-up master REGISTER frames claiming huge PBs
+                (--claim PB,FIRST,SIZE: one entry, its own connection) or a PB registered
+                sparsely (--sparse PB,SIZE,STRIDE: one entry every STRIDE ranks, one connection)
+  rma-free      a key holder in a window (PB 1) whose GET streams while the target frees it
+  rma-flood     the same, flooding the target with calls or GETs whose replies it never reads
   forge-cma     a key holder that joins a job as PB 1 and sends single-copy descriptors naming
                 another process's memory (the receiver must never deliver those bytes); it
                 offers the shm transport (a local socket) beside tcp
@@ -401,6 +406,235 @@ def forge_cma(a):
     s.close()
 
 
+def register_claim(a):
+    """Key holder at the master: each claim is a REGISTER of one entry on a connection of its own;
+    the master's answer (an ERROR when it refuses; nothing while it waits for the rest) is read
+    for --wait seconds. Prints "claim PB,FIRST,SIZE: refused: TEXT" or "...: no answer"."""
+    key = os.environ["WAITIO_KEY"].encode()
+    ent = entry(4242, hid=host_id())
+    conns, refused = [], 0
+
+    def connect():
+        c = Conn(socket.create_connection(("127.0.0.1", a.master_port), timeout=10), key, a.proto)
+        c.connect_handshake(ID_BOOT, ID_BOOT)
+        conns.append(c)
+        return c
+
+    def answer(c, label):
+        nonlocal refused
+        c.s.settimeout(a.wait)
+        try:
+            ftype, _, _, _, p = c.recv()
+        except (socket.timeout, ConnectionError) as e:
+            print(f"{label}: no answer ({e or 'timeout'})", flush=True)
+            return
+        if ftype == ERROR:
+            refused += 1
+            print(f"{label}: refused: {p.decode(errors='replace')}", flush=True)
+        else:
+            print(f"{label}: answered with frame type {ftype}", flush=True)
+
+    for spec in a.claim:
+        pb, first, size = (int(x) for x in spec.split(","))
+        c = connect()
+        c.send(REGISTER, struct.pack("<IIII", a.npb, pb, first, size) + ent)
+        answer(c, f"claim {spec}")
+    for spec in a.sparse:
+        pb, size, stride = (int(x) for x in spec.split(","))
+        c = connect()
+        n = 0
+        for first in range(0, size, stride):
+            c.send(REGISTER, struct.pack("<IIII", a.npb, pb, first, size) + ent)
+            n += 1
+        print(f"sparse {spec}: {n} REGISTER frames of one entry sent", flush=True)
+        answer(c, f"sparse {spec}")
+    print(f"refused: {refused}", flush=True)
+    time.sleep(a.hold)
+    for c in conns:
+        c.s.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# One-sided attacks (sec_rma_free.sh, sec_rma_flood.sh): a key holder joins as PB 1 (process 1),
+# takes part in the target's window creation on group 5 ({PB 0, PB 1}, a two-process allgather:
+# it sends back the target's own record), then speaks RMA frames (src/rma/am.c).
+RMA, RMA_REPLY = 17, 18
+RMA_PUT, RMA_GET, RMA_FLUSH, RMA_RPC = 1, 2, 4, 5
+CTX_COLL = 0x80000000
+TCP_STATES = {1: "open", 7: "closed (reset)", 8: "closed by the target", 11: "closed by the target"}
+
+
+def rma_recv(c):
+    """The next frame of c as a dict (type, flags, gid, src, tag, id, aux, payload)."""
+    first = c.recv_exact(1)
+    if first[0] == SHORT_MARK:
+        (_m, _v, length, seq, _cr, gid, src, tag) = SHORT.unpack(first + c.recv_exact(SHORT.size - 1))
+        ftype, flags, id_, aux = EAGER, 0, 0, 0
+    else:
+        (_mg, _v, ftype, flags, seq, _cr, gid, src, tag, length, id_, aux) = \
+            HDR.unpack(first + c.recv_exact(HDR.size - 1))
+    if seq != c.rx:
+        raise ConnectionError(f"sequence {seq}, expected {c.rx}")
+    c.rx += 1
+    return dict(type=ftype, flags=flags, gid=gid, src=src, tag=tag, id=id_, aux=aux,
+                payload=c.recv_exact(length))
+
+
+def rma_join(a, ring3=False):
+    """Registers as PB 1 of a.npb (one process, id 1), accepts the target's connection and answers
+    its window creation on group 5: {PB 0, PB 1} (we echo the target's record), or with ring3 all
+    three PBs ranked PB 2, PB 0, PB 1 (a ring allgather: we pass the target's record on to PB 2,
+    process 2, whose connection we open). Returns (conn, window id, window size, collective tag,
+    connection to process 2 or None)."""
+    key = os.environ["WAITIO_KEY"].encode()
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(4)
+    m = Conn(socket.create_connection(("127.0.0.1", a.master_port), timeout=10), key, a.proto)
+    m.connect_handshake(ID_BOOT, ID_BOOT)
+    m.send(REGISTER, struct.pack("<IIII", a.npb, 1, 0, 1) + entry(lsn.getsockname()[1], hid=host_id()))
+    ftype, _, _, _, table = m.recv()
+    assert ftype == TABLE, f"master answered {ftype}"
+    m.s.close()
+    right = None
+    if ring3:  # entries of 40 bytes after the PB count and sizes; the port at byte 2
+        port = struct.unpack_from("<H", table, 4 + 4 * a.npb + 40 * 2 + 2)[0]
+        right = Conn(socket.create_connection(("127.0.0.1", port), timeout=10), key, a.proto)
+        right.connect_handshake(1, 2)
+    lsn.settimeout(30)
+    while True:  # the target's connection (process 0); another's is left alone
+        s, _ = lsn.accept()
+        s.settimeout(30)
+        c = Conn(s, key, a.proto)
+        claim = c.accept_handshake(1)
+        print(f"accepted a connection from process {claim}", flush=True)
+        if claim == 0:
+            break
+    while True:  # the allgather of the window's records: ours is a copy of the target's
+        f = rma_recv(c)
+        if f["type"] == EAGER and f["gid"] == 5 | CTX_COLL:
+            break
+    rec = f["payload"]
+    if ring3:  # step 0: "our" block (a copy of the target's); step 1: the target's block
+        right.send(EAGER, rec, gid=f["gid"], src=2, tag=f["tag"])
+        while rma_recv(c)["type"] != EAGER:
+            pass
+        right.send(EAGER, rec, gid=f["gid"], src=2, tag=f["tag"])
+    else:
+        c.send(EAGER, rec, gid=f["gid"], src=1, tag=f["tag"])
+    wid, size = struct.unpack_from("<I", rec, 0)[0], struct.unpack_from("<Q", rec, 16)[0]
+    print(f"joined the window: id {wid:#x}, {size} bytes at the target", flush=True)
+    return c, wid, size, f["tag"], right
+
+
+def rma_free(a):
+    """The target frees the window while our GET of all of it and a PUT of 1 MiB into it are under
+    way: we start the GET, send the PUT's header and half its payload, take our part in the free's
+    barrier at once (on the root's connection), and read the reply only after --delay seconds;
+    then the rest of the PUT follows. Every byte of the reply must be the window's ('A'), never
+    what the target wrote after its free returned ('Z'); the target checks that the PUT's second
+    half did not land after its free. Then a GET and a PUT on the freed window must be answered
+    with errors."""
+    c, wid, size, tag, root = rma_join(a, ring3=True)
+    length = min(size, 1 << 30)
+    c.send(RMA, gid=wid, tag=RMA_GET, src=length, id_=0x1001, aux=0)
+    half = 1 << 19
+    c.s.sendall(hdr(RMA, 2 * half, seq=c.tx, gid=wid, tag=RMA_PUT, aux=0, proto=c.proto) + b"P" * half)
+    c.tx += 1
+    root.send(EAGER, gid=5 | CTX_COLL, src=2, tag=tag + 1)  # barrier: our message to the root
+    time.sleep(a.delay)
+    got, late = 0, 0
+    try:
+        while got < length:
+            f = rma_recv(c)
+            if f["type"] == RMA_REPLY and f["id"] == 0x1001:
+                if f["src"]:
+                    print(f"the GET failed: error {f['src']}", flush=True)
+                    break
+                got += len(f["payload"])
+                late += f["payload"].count(b"Z")
+    except (ConnectionError, OSError) as e:
+        print(f"connection closed by the target: {e}", flush=True)
+        c = None
+    print(f"reply bytes: {got} of {length}\nreply bytes written after the free: {late}", flush=True)
+    root.s.close()  # the root's part of the barrier is long over
+    if c is None:
+        return
+    c.s.sendall(b"P" * half)  # the PUT's second half
+
+    def answer(rid):
+        while True:
+            f = rma_recv(c)
+            if f["type"] == RMA_REPLY and f["id"] == rid:
+                return f["src"]
+
+    c.send(RMA, gid=wid, tag=RMA_GET, src=4096, id_=0x1002, aux=0)
+    print(f"get on the freed window: error {answer(0x1002)}", flush=True)
+    c.send(RMA, b"P" * 4096, gid=wid, tag=RMA_PUT, aux=0)
+    c.send(RMA, gid=wid, tag=RMA_FLUSH, id_=0x1003)
+    print(f"put on the freed window: error {answer(0x1003)}", flush=True)
+    c.send(EAGER, b"done", gid=5, src=2, tag=99)
+    try:
+        while rma_recv(c)["type"] != BYE:
+            pass
+        c.send(BYE)
+    except (ConnectionError, socket.timeout, OSError):
+        pass
+    c.s.close()
+
+
+def tcp_state(s):
+    try:
+        return TCP_STATES.get(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0], "other")
+    except OSError:
+        return "closed"
+
+
+def rma_flood(a):
+    """--count zero-argument calls (--kind rpc) or GETs of the whole window (--kind get), sent as
+    fast as the target takes them, never reading a reply, from --pause seconds after joining (the
+    test measures the target before); then holds the connection --hold seconds (the test measures
+    the target meanwhile) and reports whether the target dropped it."""
+    c, wid, size, _tag, _ = rma_join(a)
+    time.sleep(a.pause)
+    length = min(size, 1 << 30)
+    sent, batch, t0 = 0, [], time.monotonic()
+    try:
+        for k in range(a.count):
+            if a.kind == "rpc":
+                batch.append(hdr(RMA, seq=c.tx, gid=5, src=0x1234, tag=RMA_RPC, id_=k + 1, proto=c.proto))
+            else:
+                batch.append(hdr(RMA, seq=c.tx, gid=wid, src=length, tag=RMA_GET, id_=k + 1, proto=c.proto))
+            c.tx += 1
+            if len(batch) == 4096 or k == a.count - 1:
+                c.s.sendall(b"".join(batch))
+                sent += len(batch)
+                batch = []
+    except (OSError, socket.timeout) as e:
+        print(f"sending stopped: {e}", flush=True)
+    print(f"sent {sent} {a.kind} frames in {time.monotonic() - t0:.1f} s", flush=True)
+    time.sleep(a.hold)
+    print(f"connection: {tcp_state(c.s)}", flush=True)
+    c.s.close()
+
+
+RMA_CMDS = {"rma-free": rma_free, "rma-flood": rma_flood}
+
+
+def add_rma_parsers(sub):
+    for name in RMA_CMDS:
+        p = sub.add_parser(name)
+        p.add_argument("--master-port", type=int, required=True)
+        p.add_argument("--npb", type=int, default=3 if name == "rma-free" else 2)
+        if name == "rma-free":
+            p.add_argument("--delay", type=float, default=1.5)
+        else:
+            p.add_argument("--kind", choices=("rpc", "get"), required=True)
+            p.add_argument("--count", type=int, required=True)
+            p.add_argument("--hold", type=float, default=3.0)
+            p.add_argument("--pause", type=float, default=2.0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--proto", type=int, default=3, choices=(1, 2, 3))
@@ -418,6 +652,13 @@ def main():
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--parallel", type=int, default=64)
+    p = sub.add_parser("register-claim")
+    p.add_argument("--master-port", type=int, required=True)
+    p.add_argument("--npb", type=int, required=True)
+    p.add_argument("--claim", action="append", default=[], metavar="PB,FIRST,SIZE")
+    p.add_argument("--sparse", action="append", default=[], metavar="PB,SIZE,STRIDE")
+    p.add_argument("--wait", type=float, default=2.0, help="seconds to wait for each answer")
+    p.add_argument("--hold", type=float, default=0.0, help="seconds to keep the connections open")
     p = sub.add_parser("forge-cma")
     p.add_argument("--master-port", type=int, required=True)
     p.add_argument("--secret-pid", type=int, required=True)
@@ -425,9 +666,12 @@ def main():
     p.add_argument("--secret-marker", required=True)
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--gid", type=int, default=5)
+    add_rma_parsers(sub)
     a = ap.parse_args()
+    if a.cmd in RMA_CMDS:
+        return RMA_CMDS[a.cmd](a)
     {"hello-storm": hello_storm, "idle-flood": idle_flood, "hello-flood": hello_flood,
-     "forge-cma": forge_cma}[a.cmd](a)
+     "forge-cma": forge_cma, "register-claim": register_claim}[a.cmd](a)
 
 
 if __name__ == "__main__":

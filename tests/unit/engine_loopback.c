@@ -3,7 +3,8 @@
  * thread (or from one thread per engine for finalize). Covered: eager and rendezvous messages of
  * random sizes with every byte checked, ordering, credit (messages held at the sender while the
  * receiver holds too much, released in order), truncation (eager and rendezvous), a peer that
- * crashes (every request bound to it fails with WAITIO_ERR_PEER, fast), idle close under
+ * crashes (every request bound to it fails with WAITIO_ERR_PEER, fast), a peer that breaks
+ * connections inside connect() (reconnected, or failed; the link never keeps a freed connection), idle close under
  * WAITIO_MAX_CONNECTIONS with traffic resuming (also when both ask at once, and when an abandoned
  * connect is accepted while the idle close still ends), a peer with another key (refused, nothing bound),
  * and finalize (BYE: the other side sees WAITIO_ERR_PEER_FINALIZED). */
@@ -275,6 +276,60 @@ static void test_peer_crash(void)
     teardown();
 }
 
+/* Pumps every engine for about `secs` seconds, or until every request in rs is done (the
+ * engine's reconnect delays are in wall time). */
+static int pump_for(wio_req_impl **rs, int n, double secs)
+{
+    double end = wio_now() + secs;
+    do {
+        int all = 1;
+        for (int i = 0; i < n; i++)
+            all &= done(rs[i]);
+        if (all)
+            return 1;
+        pump(1);
+    } while (wio_now() < end);
+    return 0;
+}
+
+/* A connect whose first write fails inside the transport's connect() (a local peer that died
+ * after its listener took the connection: HELLO gets EPIPE). The owner must hear of it only after
+ * connect returned the connection, never inside it: the engine would otherwise keep, as its
+ * link, a connection already closed and freed after the poll round, and close it again at
+ * finalize (mp_peer_exit's no-warmup case crashed there, 1 run in 40). A peer that broke one
+ * connect is reconnected and the message arrives; one that breaks all of them fails the
+ * requests with WAITIO_ERR_PEER, the link holds nothing, and finalize is clean. */
+static void test_connect_reset(void)
+{
+    setup(2, 0, 4096, 0);
+    uint8_t a[100], b[100];
+    fill(a, sizeof a, 5);
+    wio_req_impl *rs[2];
+    loop_reset_connects[1] = 1;
+    CHECK(wio_engine_irecv(E[1], G[1], 0, b, sizeof b, 1, WIO_CTX_USER, &rs[1]) == 0);
+    CHECK(wio_engine_isend(E[0], G[0], 1, a, sizeof a, 1, WIO_CTX_USER, &rs[0]) == 0);
+    CHECK(!done(rs[0])); /* nothing is decided inside the call */
+    CHECK(pump_for(rs, 2, 10) && rs[0]->status.error == 0 && rs[1]->status.error == 0 &&
+          memcmp(a, b, sizeof a) == 0);
+    CHECK(loop_reset_connects[1] == 0);
+    teardown();
+
+    setup(2, 0, 4096, 0);
+    loop_reset_connects[1] = -1;
+    wio_req_impl *s, *r;
+    CHECK(wio_engine_isend(E[0], G[0], 1, a, sizeof a, 2, WIO_CTX_USER, &s) == 0);
+    CHECK(wio_engine_irecv(E[0], G[0], 1, b, sizeof b, 3, WIO_CTX_USER, &r) == 0);
+    wio_req_impl *both[2] = {s, r};
+    CHECK(pump_for(both, 2, 10));
+    CHECK(s->status.error == WAITIO_ERR_PEER && r->status.error == WAITIO_ERR_PEER);
+    REQUIRE(E[0]->peers[1] != NULL);
+    CHECK(E[0]->peers[1]->state == WIO_PEER_FAILED && E[0]->peers[1]->main.conn == NULL);
+    pump(10); /* the poll rounds after which closed connections are freed */
+    loop_reset_connects[1] = 0;
+    CHECK(wio_engine_finalize(E[0]) == 0); /* closed the freed connection again (ASan: use after free) */
+    teardown();
+}
+
 /* With WAITIO_MAX_CONNECTIONS=1, a process talking to two peers in turn closes the idle
  * connection each time (IDLE_CLOSE handshake) and nothing is lost or reordered. */
 static void test_idle_close(void)
@@ -530,6 +585,7 @@ int main(void)
     test_held_then_crash();
     test_truncate();
     test_peer_crash();
+    test_connect_reset();
     test_idle_close();
     test_adopt_while_idle_closing();
     test_idle_close_crossing();

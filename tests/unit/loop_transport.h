@@ -4,7 +4,8 @@
  * bounded in-memory byte queues between two stream contexts. It is a real row of the transport
  * table (struct wio_transport_ops over stream.c, with its own pipe), so the engine above it and
  * the handshake below it run exactly as over tcp or shm; tests can make a process "crash"
- * (loop_crash: every queue of it ends with no BYE), shrink the queues to exercise back-pressure,
+ * (loop_crash: every queue of it ends with no BYE), break connects to a process at once
+ * (loop_reset_connects: it died after its listener took them), shrink the queues to exercise back-pressure,
  * hold one connection's reads to order events across connections (a slow link), and drive
  * engines from one thread or several (the queues have a lock).
  */
@@ -26,6 +27,7 @@ typedef struct loop_queue {
     uint8_t *buf;
     size_t cap, rd, wr;          /* monotonic counters */
     int closed;                  /* the writer ended: EOF after the data */
+    int reset;                   /* the reader is gone: writes fail with EPIPE */
 } loop_queue;
 
 typedef struct loop_pair {
@@ -59,6 +61,11 @@ struct loop_tp {
 
 static loop_tp *loop_registry[LOOP_MAX_PROCS];
 static size_t loop_queue_cap = LOOP_QUEUE_MAX;
+/* Set by a test: how many of the next connects to process id break at once (-1: all of them),
+ * as a local socket does when the peer dies after its listener took the connection: the
+ * acceptor closes its end before reading, so the connector's first write (HELLO, written
+ * inside connect) fails with EPIPE. */
+static int loop_reset_connects[LOOP_MAX_PROCS];
 
 static size_t loop_queue_used(const loop_queue *q) { return q->wr - q->rd; }
 
@@ -67,6 +74,11 @@ static ssize_t loop_sendv(wio_stream *s, struct iovec *iov, int iovcnt)
     loop_end *e = s->pipe_state;
     loop_queue *q = &e->pair->q[e->side];
     pthread_mutex_lock(&e->pair->lock);
+    if (q->reset) {
+        pthread_mutex_unlock(&e->pair->lock);
+        errno = EPIPE;
+        return -1;
+    }
     size_t done = 0;
     for (int i = 0; i < iovcnt; i++) {
         const uint8_t *src = iov[i].iov_base;
@@ -299,8 +311,15 @@ static int loop_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, 
     snprintf(mine->desc, sizeof mine->desc, "loop %u->%u", (unsigned)t->self_id, (unsigned)peer_id);
     snprintf(theirs->desc, sizeof theirs->desc, "loop %u<-%u", (unsigned)peer_id, (unsigned)t->self_id);
     theirs->my_id = peer->self_id;
-    if (wio_stream_start_accept(theirs) != 0 ||
-        wio_stream_start_connect(mine, t->self_id, peer_id, flags, user, 1) != 0)
+    if (wio_stream_start_accept(theirs) != 0)
+        abort();
+    if (loop_reset_connects[peer_id]) {
+        if (loop_reset_connects[peer_id] > 0)
+            loop_reset_connects[peer_id]--;
+        p->q[0].reset = 1;
+        wio_stream_close(theirs, WAITIO_ERR_PEER); /* not yet authenticated: nobody is told */
+    }
+    if (wio_stream_start_connect(mine, t->self_id, peer_id, flags, user, 1) != 0)
         abort();
     *conn = mine;
     return 0;
