@@ -175,21 +175,6 @@ static void seg_name(uint64_t seq, char out[17]) { snprintf(out, 17, "%016" PRIx
 /* ------------------------------------------------------------------------------------ */
 /* writing segments                                                                     */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t k = write(fd, b, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* The stream's directory in the reader's inbox (made the first time), reached from the
  * instance directory's descriptor one checked component at a time and held only while it is
  * used: a connection costs no descriptor while it idles, as before. 0 open, 1 gone (the reader
@@ -233,7 +218,7 @@ static int out_begin(file_conn *c)
         return -1;
     }
     static const uint8_t zeros[WIO_SEG_HDR_SIZE];
-    if (write_all(c->out_fd, zeros, sizeof zeros) != 0 || wio_mac_restart(c->out_mac) != 0) {
+    if (wio_file_write_all(c->out_fd, zeros, sizeof zeros) != 0 || wio_mac_restart(c->out_mac) != 0) {
         close(c->out_fd);
         unlinkat(c->out_dfd, c->out_tmp, 0);
         c->out_fd = -1;
@@ -248,7 +233,7 @@ static int out_begin(file_conn *c)
 
 static int stage_flush(file_conn *c)
 {
-    if (c->stage_len && write_all(c->out_fd, c->stage, c->stage_len) != 0)
+    if (c->stage_len && wio_file_write_all(c->out_fd, c->stage, c->stage_len) != 0)
         return -1;
     c->stage_len = 0;
     return 0;
@@ -294,7 +279,7 @@ static int out_commit(file_conn *c, uint16_t flags)
     wio_mac_update(c->out_mac, c->stage, c->stage_len);
     wio_mac_update(c->out_mac, hdr, sizeof hdr);
     int ok = stage_flush(c) == 0 && wio_mac_final(c->out_mac, mac) == 0 &&
-             write_all(c->out_fd, mac, sizeof mac) == 0 &&
+             wio_file_write_all(c->out_fd, mac, sizeof mac) == 0 &&
              pwrite(c->out_fd, hdr, sizeof hdr, 0) == (ssize_t)sizeof hdr &&
              (!c->tp->cfg->file_fsync || fsync(c->out_fd) == 0);
     ok = close(c->out_fd) == 0 && ok;
@@ -452,22 +437,6 @@ static int seg_invalid(file_conn *c, const char *why)
     return -1;
 }
 
-static int read_full(int fd, void *buf, size_t n, off_t off)
-{
-    uint8_t *b = buf;
-    while (n) {
-        ssize_t k = pread(fd, b, n, off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-        off += k;
-    }
-    return 0;
-}
-
 int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, const uint8_t bind[WIO_SEG_BIND_SIZE],
                         wio_mac *m, uint8_t **payload, wio_seg_hdr *h, const char **why)
 {
@@ -477,7 +446,7 @@ int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, const uint8_t bind
     *why = NULL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         *why = "not a regular file";
-    else if (read_full(fd, hdr, sizeof hdr, 0) != 0)
+    else if (wio_file_read_full(fd, hdr, sizeof hdr, 0) != 0)
         *why = "truncated header";
     else if (wio_seg_decode(hdr, SEG_MAX, h, why) != 0)
         ;
@@ -495,7 +464,7 @@ int wio_file_seg_verify(int fd, uint64_t nonce, uint64_t seq, const uint8_t bind
         *why = "out of memory";
         return -1;
     }
-    int bad = read_full(fd, buf, h->len + WIO_SEG_MAC_SIZE, WIO_SEG_HDR_SIZE) != 0;
+    int bad = wio_file_read_full(fd, buf, h->len + WIO_SEG_MAC_SIZE, WIO_SEG_HDR_SIZE) != 0;
     if (bad) {
         *why = "short read (truncated while read?)";
     } else {

@@ -288,7 +288,7 @@ static void record_mac(const uint8_t key[WIO_PROOF_LEN], const char *name, const
     wio_mac_free(m);
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int wio_file_write_all(int fd, const void *p, size_t n)
 {
     const uint8_t *b = p;
     while (n) {
@@ -314,8 +314,8 @@ int wio_file_publish_at(int dirfd, const char *name, const void *data, size_t le
     wio_put_le64(hdr, WIO_REC_MAGIC);
     wio_put_le64(hdr + 8, (uint64_t)len);
     record_mac(key, name, hdr, data, len, mac);
-    int ok = write_all(fd, hdr, sizeof hdr) == 0 && write_all(fd, data, len) == 0 &&
-             write_all(fd, mac, sizeof mac) == 0 && (!do_fsync || fsync(fd) == 0);
+    int ok = wio_file_write_all(fd, hdr, sizeof hdr) == 0 && wio_file_write_all(fd, data, len) == 0 &&
+             wio_file_write_all(fd, mac, sizeof mac) == 0 && (!do_fsync || fsync(fd) == 0);
     int e = errno;
     ok = close(fd) == 0 && ok;
     if (!ok || renameat(dirfd, tmp, dirfd, name) != 0) {
@@ -326,7 +326,7 @@ int wio_file_publish_at(int dirfd, const char *name, const void *data, size_t le
     return 0;
 }
 
-static int read_full(int fd, void *buf, size_t n, off_t off)
+int wio_file_read_full(int fd, void *buf, size_t n, off_t off)
 {
     uint8_t *b = buf;
     while (n) {
@@ -353,7 +353,7 @@ int wio_file_read_record_at(int dirfd, const char *name, size_t max, const uint8
     uint8_t hdr[WIO_REC_HDR_SIZE];
     uint8_t *buf = NULL;
     rc = -1;
-    if (read_full(fd, hdr, sizeof hdr, 0) != 0 || wio_get_le64(hdr) != WIO_REC_MAGIC) {
+    if (wio_file_read_full(fd, hdr, sizeof hdr, 0) != 0 || wio_get_le64(hdr) != WIO_REC_MAGIC) {
         *why = "not a WaitIO record";
     } else {
         uint64_t dlen = wio_get_le64(hdr + 8);
@@ -362,7 +362,7 @@ int wio_file_read_record_at(int dirfd, const char *name, size_t max, const uint8
             *why = "length does not match (truncated, torn or foreign)";
         } else if (!(buf = malloc(dlen + WIO_PROOF_LEN + 1))) {
             *why = "out of memory";
-        } else if (read_full(fd, buf, dlen + WIO_PROOF_LEN, WIO_REC_HDR_SIZE) != 0) {
+        } else if (wio_file_read_full(fd, buf, dlen + WIO_PROOF_LEN, WIO_REC_HDR_SIZE) != 0) {
             *why = "short read";
         } else {
             uint8_t mac[WIO_PROOF_LEN];

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "core/auth.h"
 #include "core/common.h"
 
@@ -53,6 +54,10 @@ int wio_file_create_tmp(int dirfd, const char *prefix, char *name, size_t cap);
 void wio_file_key(const wio_key *key, uint8_t out[WIO_PROOF_LEN]);
 
 /* Writes name in dirfd atomically (a temporary file, write, optional fsync, rename). */
+/* write(2) / pread(2) of all n bytes, EINTR retried; -1 with errno on failure or short end */
+int wio_file_write_all(int fd, const void *p, size_t n);
+int wio_file_read_full(int fd, void *buf, size_t n, off_t off);
+
 int wio_file_publish_at(int dirfd, const char *name, const void *data, size_t len,
                         const uint8_t key[WIO_PROOF_LEN], int do_fsync);
 /* Reads name in dirfd: 0 with *data (malloc'd, *len bytes), 1 if absent, -1 if it is not a
