@@ -62,12 +62,22 @@ extern "C" {
 #define SHMEM_SIGNAL_SET 0
 #define SHMEM_SIGNAL_ADD 1
 
-/* Teams: the world and the PEs sharing memory with this one (shmem_ptr works between them).
- * Collectives take SHMEM_TEAM_WORLD. */
+/* Teams: the world, the PEs sharing memory with this one (shmem_ptr works between them), and
+ * teams split from them. The predefined handles are the addresses of the library's objects. */
 typedef struct waitio_shmem_team *shmem_team_t;
-#define SHMEM_TEAM_WORLD ((shmem_team_t)1)
-#define SHMEM_TEAM_SHARED ((shmem_team_t)2)
+extern WAITIO_SHMEM_API struct waitio_shmem_team waitio_shmem_team_world, waitio_shmem_team_shared;
+#define SHMEM_TEAM_WORLD (&waitio_shmem_team_world)
+#define SHMEM_TEAM_SHARED (&waitio_shmem_team_shared)
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+
+/* Contexts: independent streams of RMA, atomics and ordering (fence/quiet apply per context). */
+typedef struct waitio_shmem_ctx *shmem_ctx_t;
+extern WAITIO_SHMEM_API struct waitio_shmem_ctx waitio_shmem_ctx_default;
+#define SHMEM_CTX_DEFAULT (&waitio_shmem_ctx_default)
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+#define SHMEM_CTX_SERIALIZED (1L << 0)
+#define SHMEM_CTX_PRIVATE (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
 
 /* ---- set-up and queries ------------------------------------------------------------------- */
 

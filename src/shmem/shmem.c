@@ -16,6 +16,8 @@
 #define RPC_GLOBAL_EXIT 0xff00 /* WaitIO's own handler ids start at 0xff00 */
 
 wio_shmem_state wio_shmem;
+struct waitio_shmem_team waitio_shmem_team_world, waitio_shmem_team_shared;
+struct waitio_shmem_ctx waitio_shmem_ctx_default = {.options = 0, .team = &waitio_shmem_team_world};
 
 /* ---- errors and waiting ------------------------------------------------------------------ */
 

@@ -29,6 +29,30 @@
 #define WIO_SH_LIKELY(x) (x)
 #endif
 
+/* A team (team.c owns it): team PE t is world PE pes[t]; its collectives run on grp. The world
+ * team has pes == NULL (identity). */
+struct waitio_shmem_team {
+    int size;                  /* PEs in the team (0: not set up yet) */
+    int my_pe;                 /* this PE's number in it */
+    int *pes;                  /* team PE -> world PE; NULL: the identity (world team) */
+    waitio_group_t grp;        /* its WaitIO group, for collectives */
+};
+
+/* A context (ctx.c owns it): operations through WaitIO since its last quiet are tracked per
+ * context, so its quiet completes only what it started. */
+struct waitio_shmem_ctx {
+    long options;              /* SHMEM_CTX_SERIALIZED | PRIVATE | NOSTORE */
+    struct waitio_shmem_team *team; /* PE numbers of its operations are this team's */
+};
+
+/* Team PE -> world PE; -1 when pe is outside the team. */
+static inline int wio_shmem_team_world_pe(const struct waitio_shmem_team *t, int pe)
+{
+    if ((unsigned)pe >= (unsigned)t->size)
+        return -1;
+    return t->pes ? t->pes[pe] : pe;
+}
+
 typedef struct wio_shmem_state {
     int ready;
     int owns_waitio;           /* shmem_init initialised WaitIO: shmem_finalize finalizes it */
