@@ -9,11 +9,16 @@
  *   fadd    shmem_long_atomic_fetch_add                  (latency)
  *   get1m   shmem_getmem of 1 MiB                         (bandwidth)
  *   sget8   shmem_getmem of 8 bytes of a global variable  (the symmetric data segment's path)
+ *   cputq8  putq8 on a context of its own (shmem_ctx_putmem + shmem_ctx_quiet; not in the default list)
+ *   sputq8  putq8 on a global variable, default context (the tracked WaitIO path on one host too)
+ *   csputq8 sputq8 on a context of its own
  *   pp8     WaitIO two-sided 8-byte ping-pong, half round trip (waitio-rma-bench only: the
  *           baseline of the one-sided latencies over the same transport)
  * Each operation: a warm-up, then BATCHES batches of N operations; the median batch is
  * reported. CSV on stdout (PE 0): op,bytes,ops_per_batch,usec_per_op,MBps.
- * Usage: rma_bench [--ops get8,putq8,fadd,get1m,sget8,pp8] [--scale F] [--repeat K]
+ * Usage: rma_bench [--ops get8,putq8,fadd,get1m,sget8,pp8] [--scale F] [--repeat K] [--multiple]
+ * (--multiple: shmem_init_thread(SHMEM_THREAD_MULTIPLE) instead of shmem_init — the cost of the
+ * thread level with one thread, to compare with a run without it.)
  * (--repeat: the list K times over, one line per pass: figures to compare, e.g. get8 and pp8
  * over tcp, are then measured interleaved and meet the same load.)
  */
@@ -49,6 +54,7 @@ static int cmp_double(const void *a, const void *b)
 static long *lword;
 static char *big, *lbig;
 static char local[64];
+static shmem_ctx_t ctx; /* cputq8, csputq8 */
 
 /* One batch of n operations of kind op; returns seconds. */
 static double batch(const char *op, long n)
@@ -71,6 +77,21 @@ static double batch(const char *op, long n)
     } else if (!strcmp(op, "sget8")) {
         for (long i = 0; i < n; i++)
             shmem_getmem(local, gdata, 8, 1);
+    } else if (!strcmp(op, "cputq8")) {
+        for (long i = 0; i < n; i++) {
+            shmem_ctx_putmem(ctx, big, local, 8, 1);
+            shmem_ctx_quiet(ctx);
+        }
+    } else if (!strcmp(op, "sputq8")) {
+        for (long i = 0; i < n; i++) {
+            shmem_putmem(gdata, local, 8, 1);
+            shmem_quiet();
+        }
+    } else if (!strcmp(op, "csputq8")) {
+        for (long i = 0; i < n; i++) {
+            shmem_ctx_putmem(ctx, gdata, local, 8, 1);
+            shmem_ctx_quiet(ctx);
+        }
     }
     return now() - t0;
 }
@@ -106,7 +127,7 @@ int main(int argc, char **argv)
 {
     const char *ops = "get8,putq8,fadd,get1m,sget8,pp8";
     double scale = 1;
-    int repeat = 1;
+    int repeat = 1, multiple = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ops") && i + 1 < argc)
             ops = argv[++i];
@@ -114,12 +135,20 @@ int main(int argc, char **argv)
             scale = atof(argv[++i]);
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--multiple"))
+            multiple = 1;
         else {
-            fprintf(stderr, "usage: rma_bench [--ops LIST] [--scale F] [--repeat K]\n");
+            fprintf(stderr, "usage: rma_bench [--ops LIST] [--scale F] [--repeat K] [--multiple]\n");
             return 2;
         }
     }
-    shmem_init();
+    int provided = 0;
+    if (multiple && (shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) || provided != SHMEM_THREAD_MULTIPLE)) {
+        fprintf(stderr, "rma_bench: SHMEM_THREAD_MULTIPLE not granted\n");
+        return 2;
+    }
+    if (!multiple)
+        shmem_init();
     int me = shmem_my_pe();
     if (shmem_n_pes() != 2) {
         if (me == 0)
@@ -127,6 +156,8 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 2;
     }
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx))
+        ctx = SHMEM_CTX_DEFAULT;
     lword = shmem_calloc(1, sizeof(long));
     big = shmem_malloc(MIB);
     lbig = malloc(MIB);
@@ -168,6 +199,8 @@ int main(int argc, char **argv)
     }
     }
     shmem_barrier_all();
+    if (ctx != SHMEM_CTX_DEFAULT)
+        shmem_ctx_destroy(ctx);
     shmem_free(big);
     shmem_free(lword);
     free(lbig);

@@ -12,7 +12,8 @@
  * detailed text of the calling thread's last failure. Nothing is printed unless logging is
  * enabled (WAITIO_LOG=error|warn|info|debug) and nothing aborts the process.
  *
- * Threading: "serialized" — any thread may call WaitIO, but not two at the same time.
+ * Threading: "serialized" — any thread may call WaitIO, but not two at the same time — unless
+ * the program switched to "multiple" with waitio_thread_multiple (any threads, concurrently).
  *
  * Like the original's header, this one brings in <stdio.h>, <stdlib.h>, <stddef.h> and
  * <stdint.h>: programs written for it call fprintf, exit, size_t and uint64_t with no include
@@ -167,6 +168,14 @@ WAITIO_API int waitio_group_free(waitio_group_t grp);
 WAITIO_API int waitio_group_member(waitio_group_t grp, int rank, int *pbid, int *local_rank);
 WAITIO_API int waitio_initialized(void);          /* 1 between successful init and finalize */
 WAITIO_API const char *waitio_version(void);
+/* Switches to the "multiple" thread level: from now on any number of threads may call WaitIO
+ * at the same time (every entry point takes one process-wide lock; a blocking wait gives it away
+ * between its progress rounds, so a thread waiting for another process never keeps this
+ * process's other threads from making the progress that process waits for). Call it before, or
+ * after, waitio_init, but before a second thread calls WaitIO; it stays on (finalize included).
+ * Requests are each owned by one thread: two threads must not wait on or test the same request,
+ * and collectives on one group are not run by two threads at once. Returns WAITIO_SUCCESS. */
+WAITIO_API int waitio_thread_multiple(void);
 
 #ifdef __cplusplus
 }

@@ -22,8 +22,10 @@
  * target before later ones. Gets, fetching atomics and calls complete when their result is here.
  * An operation on a target that is lost fails with its error (WAITIO_ERR_PEER...) in bounded time.
  *
- * Threading: as waitio.h ("serialized"). With a progress thread running, every entry point
- * takes one process-wide lock.
+ * Threading: as waitio.h ("serialized", or "multiple" after waitio_thread_multiple: then any
+ * threads at once, and waitio_quiet / waitio_fence cover the operations of every thread of the
+ * process issued before the call). With a progress thread running or in "multiple", every entry
+ * point takes one process-wide lock; blocking waits in "multiple" give it away between rounds.
  */
 #ifndef WAITIO_RMA_H
 #define WAITIO_RMA_H
@@ -112,7 +114,7 @@ WAITIO_API int waitio_progress(void);
 
 enum waitio_amo_type {
     WAITIO_AMO_INT32 = 1, WAITIO_AMO_INT64, WAITIO_AMO_UINT32, WAITIO_AMO_UINT64,
-    WAITIO_AMO_FLOAT, WAITIO_AMO_DOUBLE /* fetch, set, swap only */
+    WAITIO_AMO_FLOAT, WAITIO_AMO_DOUBLE /* fetch, set, swap, add, min, max */
 };
 enum waitio_amo_op {
     WAITIO_AMO_FETCH = 1,   /* result = *target */
@@ -120,7 +122,10 @@ enum waitio_amo_op {
     WAITIO_AMO_SWAP,        /* result = *target, *target = operand */
     WAITIO_AMO_CSWAP,       /* result = *target, if it equals *compare: *target = operand */
     WAITIO_AMO_ADD,         /* result = *target, *target += operand (inc: operand 1) */
-    WAITIO_AMO_AND, WAITIO_AMO_OR, WAITIO_AMO_XOR,
+    WAITIO_AMO_AND, WAITIO_AMO_OR, WAITIO_AMO_XOR, /* result = *target, *target &= |= ^= operand
+                                                    (integer types) */
+    WAITIO_AMO_MIN,         /* result = *target, *target = min(*target, operand) (signed for INT*) */
+    WAITIO_AMO_MAX,         /* result = *target, *target = max(*target, operand) */
     WAITIO_AMO_OP_MAX_
 };
 /* The target word is `offset` in member `rank`'s part, naturally aligned. `operand` and `compare`
@@ -183,6 +188,129 @@ WAITIO_API int waitio_rpc(waitio_group_t grp, int rank, int id, const void *args
                           void *reply, size_t reply_cap, waitio_req_t *req);
 /* Fire and forget: returns once args may be reused; completed at the target by waitio_quiet. */
 WAITIO_API int waitio_rpc_ff(waitio_group_t grp, int rank, int id, const void *args, size_t len);
+
+/* ---- futures (docs/one-sided.md, "Futures") ---------------------------------------------- */
+
+/* A future is the completion of one operation (put, get, atomic, call, collective, distributed
+ * object access) or of a combination of others (then, when_all). It completes once, either with
+ * success and a value (bytes the operation returned: a call's reply, a fetched old value; empty
+ * for put and get) or with an error (WAITIO_ERR_PEER... when a process it depends on is lost; a
+ * dependent future takes the error of what it depends on). Every handle a function returns is
+ * the caller's to waitio_future_release once, in any state: the library keeps what it still
+ * needs. Functions that fail return the error and set *f to NULL.
+ *
+ * Callbacks (then) run only inside the caller's own calls to waitio_progress,
+ * waitio_future_test and waitio_future_wait — so never on the progress thread unless a handler
+ * running there waits on a future — never nested inside another callback deeper than a small
+ * fixed depth, and a chain of any length completes without growing the stack. A callback may start operations, wait on futures and chain new ones. */
+typedef struct waitio_future *waitio_future_t;
+
+/* A then callback: `in` has completed (successfully, unless WAITIO_THEN_ALWAYS). It gives the
+ * result of `out` (the future waitio_future_then returned): return 0 and, optionally, set out's
+ * value (waitio_future_set_value) or tie out to another future (waitio_future_forward); a
+ * nonzero return fails out with that error. If `in` failed, out fails with in's error whatever
+ * the callback does. `in` and `out` are borrowed: valid during the call only (unless the
+ * program holds its own handles). */
+typedef int (*waitio_future_fn)(waitio_future_t in, waitio_future_t out, void *user);
+#define WAITIO_THEN_ALWAYS 0x1u  /* run the callback when `in` failed too (to release `user`) */
+
+/* ---- futures of one-sided operations ---- */
+/* Completes when the data is in the target's memory (src may be reused then). */
+WAITIO_API int waitio_put_fut(waitio_win_t win, int rank, size_t offset, const void *src, size_t len,
+                            waitio_future_t *f);
+/* Completes when dst holds the data. */
+WAITIO_API int waitio_get_fut(waitio_win_t win, int rank, size_t offset, void *dst, size_t len,
+                            waitio_future_t *f);
+/* Any op and type of waitio_atomic; always fetching: the value is the old word (4 or 8 bytes). */
+WAITIO_API int waitio_atomic_fut(waitio_win_t win, int rank, size_t offset, int op, int type,
+                               const void *operand, const void *compare, waitio_future_t *f);
+/* Calls handler `id` on member `rank` (args are copied: reusable at return); the value is the
+ * reply, at most reply_cap bytes (<= WAITIO_RPC_REPLY_MAX). */
+WAITIO_API int waitio_rpc_fut(waitio_group_t grp, int rank, int id, const void *args, size_t len,
+                            size_t reply_cap, waitio_future_t *f);
+/* Takes over a request of any kind (point-to-point or one-sided; the caller's copy becomes
+ * inactive and must not be waited on); completes with the request's error; the value is the
+ * request's final waitio_status_t (its data is in the buffers the request named). */
+WAITIO_API int waitio_future_from_req(waitio_req_t *req, waitio_future_t *f);
+/* A future already complete with a copy of value[0 .. len) (len 0: empty). */
+WAITIO_API int waitio_future_make(const void *value, size_t len, waitio_future_t *f);
+
+/* ---- combining ---- */
+/* out completes after fn ran on f's completion (see waitio_future_fn); flags: WAITIO_THEN_*. */
+WAITIO_API int waitio_future_then(waitio_future_t f, waitio_future_fn fn, void *user, unsigned flags,
+                                  waitio_future_t *out);
+/* out completes when all of fs[0 .. n) have (n 0: at once); its error is the first error among
+ * them (in the order they completed), its value empty. Waits for all even after an error, so
+ * every buffer they use is free when out completes. */
+WAITIO_API int waitio_future_when_all(int n, const waitio_future_t fs[], waitio_future_t *out);
+/* Inside a then callback, on its `out`: the value out completes with (copied). */
+WAITIO_API int waitio_future_set_value(waitio_future_t out, const void *value, size_t len);
+/* Inside a then callback, on its `out`: out completes when `next` does, with next's value or
+ * error (the caller still releases its own handle to next). */
+WAITIO_API int waitio_future_forward(waitio_future_t out, waitio_future_t next);
+
+/* ---- waiting and results ---- */
+/* 1 if complete (success or error), 0 if not; no progress is made. */
+WAITIO_API int waitio_future_ready(waitio_future_t f);
+/* One progress round (callbacks that are due run), then *flag = waitio_future_ready(f). */
+WAITIO_API int waitio_future_test(waitio_future_t f, int *flag);
+/* Progresses (running callbacks) until f completes: returns its error (0: success), or
+ * WAITIO_ERR_TIMEOUT after `seconds` (< 0: no limit; f stays pending). */
+WAITIO_API int waitio_future_wait(waitio_future_t f, double seconds);
+/* The error f completed with; 0 while pending or after success. */
+WAITIO_API int waitio_future_error(waitio_future_t f);
+/* f's value: a pointer valid until f is released, and its length (NULL, 0 while pending or when
+ * empty or failed). */
+WAITIO_API int waitio_future_value(waitio_future_t f, const void **value, size_t *len);
+WAITIO_API int waitio_future_release(waitio_future_t f);
+
+/* ---- non-blocking collectives on a group (every member calls them in the same order, in the
+ * same order as the group's blocking collectives) ---- */
+WAITIO_API int waitio_barrier_fut(waitio_group_t grp, waitio_future_t *f);
+/* len bytes of buf from rank root to every member's buf. */
+WAITIO_API int waitio_bcast_fut(waitio_group_t grp, int root, void *buf, size_t len, waitio_future_t *f);
+/* dst at root = src of rank 0 op src of rank 1 op ... (count elements of WAITIO_AMO_<type>;
+ * op WAITIO_AMO_ADD, MIN, MAX, or AND / OR / XOR on integer types); dst is used at root only. */
+WAITIO_API int waitio_reduce_fut(waitio_group_t grp, int root, const void *src, void *dst, size_t count,
+                               int type, int op, waitio_future_t *f);
+
+/* ---- distributed objects ---- */
+#define WAITIO_DOBJ_NAME_MAX 63                     /* bytes of a name, without its NUL */
+#define WAITIO_DOBJ_XFER_MAX (WAITIO_RPC_ARGS_MAX - 64) /* bytes per get / put / call argument */
+/* A handler bound to an object: runs on the owner like an RPC handler (waitio_rpc_handler_t),
+ * with the object's memory. */
+typedef int (*waitio_dobj_fn)(int origin, void *obj, size_t size, const void *args, size_t len,
+                              void *reply, size_t *reply_len, void *user);
+/* A handle to member `rank`'s object, the value of a waitio_dobj_lookup future. */
+typedef struct waitio_dobj {
+    waitio_group_t grp;
+    int rank;
+    uint32_t id;        /* the owner's registration */
+    uint64_t size;      /* bytes of the object */
+    uint32_t flags;     /* the owner's registration flags (WAITIO_DOBJ_IN_CALLER) */
+} waitio_dobj_t;
+/* Registers ptr[0 .. size) under `name` in this process for group grp (fn may be NULL: no
+ * calls). The memory must stay valid until unregistered; accesses run in this process's
+ * progress, checked against size. WAITIO_ERR_ARG if the name is taken. */
+WAITIO_API int waitio_dobj_register(waitio_group_t grp, const char *name, void *ptr, size_t size,
+                                    waitio_dobj_fn fn, void *user);
+/* The same with flags. WAITIO_DOBJ_IN_CALLER: the object's handler runs only inside the owner's
+ * own WaitIO calls, never on the progress thread (as WAITIO_RPC_IN_CALLER; for handlers that
+ * need an interpreter's lock). Gets and puts on it are served as usual. */
+#define WAITIO_DOBJ_IN_CALLER WAITIO_RPC_IN_CALLER
+WAITIO_API int waitio_dobj_register_ex(waitio_group_t grp, const char *name, void *ptr, size_t size,
+                                       waitio_dobj_fn fn, void *user, unsigned flags);
+WAITIO_API int waitio_dobj_unregister(waitio_group_t grp, const char *name);
+/* The value is a waitio_dobj_t (WAITIO_ERR_RPC: no such object there). */
+WAITIO_API int waitio_dobj_lookup(waitio_group_t grp, int rank, const char *name, waitio_future_t *f);
+WAITIO_API int waitio_dobj_get(const waitio_dobj_t *o, size_t offset, void *dst, size_t len,
+                               waitio_future_t *f);
+/* src is copied (reusable at return); completes once written at the owner. */
+WAITIO_API int waitio_dobj_put(const waitio_dobj_t *o, size_t offset, const void *src, size_t len,
+                               waitio_future_t *f);
+/* Runs the object's handler with args (copied); the value is its reply (<= reply_cap bytes). */
+WAITIO_API int waitio_dobj_call(const waitio_dobj_t *o, const void *args, size_t len, size_t reply_cap,
+                                waitio_future_t *f);
 
 #ifdef __cplusplus
 }

@@ -86,7 +86,7 @@ def render(protos):
           "#ifndef WAITIO_PSHMEM_H\n#define WAITIO_PSHMEM_H\n\n#include \"shmem.h\"\n\n",
           "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"]
     for ret, name, params in protos:
-        ph.append("WAITIO_SHMEM_API %s %s(%s);\n" % (ret, pname(name), params))
+        ph.append("WAITIO_SHMEM_API %s %s(%s);\n" % (ret.replace("* ", "*"), pname(name), params))
     ph.append("\n#ifdef __cplusplus\n}\n#endif\n#endif /* WAITIO_PSHMEM_H */\n")
 
     rn = [head,
@@ -101,13 +101,14 @@ def render(protos):
           "/* pshmem_wrap.c — the shmem_ names of every routine, weak, each calling its pshmem_ twin:\n"
           " * a tool's definition of a shmem_ routine takes precedence, and reaches the library\n"
           " * through pshmem_ (OpenSHMEM 1.5, section 10). Compiled without pshmem_rename.h. */\n",
+          "#define WAITIO_SHMEM_NO_GENERICS 1 /* shmem_sync, shmem_wait_until...: functions here */\n"
           "#include \"pshmem.h\"\n\n",
           "#if defined(__GNUC__)\n#define WIO_SH_WEAK __attribute__((weak))\n#else\n#define WIO_SH_WEAK\n#endif\n\n"]
     for ret, name, params in protos:
         args = ", ".join(arg_names(name, params))
         call = "%s(%s)" % (pname(name), args)
         body = ("    %s;\n" % call) if ret == "void" else ("    return %s;\n" % call)
-        wr.append("WIO_SH_WEAK %s %s(%s)\n{\n%s}\n" % (ret, name, params, body))
+        wr.append("WIO_SH_WEAK %s %s(%s)\n{\n%s}\n" % (ret.replace("* ", "*"), name, params, body))
     return {"include/pshmem.h": "".join(ph), "src/shmem/pshmem_rename.h": "".join(rn),
             "src/shmem/pshmem_wrap.c": "".join(wr)}
 

@@ -35,12 +35,13 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _core, _objects
-from ._core import (AMO_ADD, AMO_AND, AMO_CSWAP, AMO_FETCH, AMO_OR, AMO_SET, AMO_SWAP, AMO_XOR,
+from . import _core, _objects, futures as _futures
+from ._core import (AMO_ADD, AMO_AND, AMO_CSWAP, AMO_FETCH, AMO_MAX, AMO_MIN, AMO_OR, AMO_SET, AMO_SWAP, AMO_XOR,
                     ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
                     CMP_NE, LAND, LOR, LXOR, MAX, MIN, PROD, SIGNAL_ADD, SIGNAL_SET, SUM, Error,
                     Request, get_nprocs, initialized, local_rank, local_size, pb_rank, pb_size)
 from ._objects import allow_pickle, pickle_allowed
+from .futures import Future, make_future, when_all
 
 __all__ = [
     "Error", "Comm", "Request", "init", "finalize", "initialized", "session", "universe",
@@ -51,6 +52,7 @@ __all__ = [
     "Window", "rma_world", "quiet", "fence", "progress", "rpc_register", "AMO_FETCH", "AMO_SET",
     "AMO_SWAP", "AMO_CSWAP", "AMO_ADD", "AMO_AND", "AMO_OR", "AMO_XOR", "CMP_EQ", "CMP_NE",
     "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE", "SIGNAL_SET", "SIGNAL_ADD",
+    "Future", "when_all", "make_future", "RemoteObject", "AMO_MIN", "AMO_MAX",
 ]
 
 
@@ -369,6 +371,58 @@ class Comm:
         _, _, n = self._g.irpc(target, handler, args, reply).wait()
         return bytes(reply[:n])
 
+    def rpc_async(self, target: int, handler: int, args: Buffer = b"",
+                  reply_max: int = 65536) -> Future[bytes]:
+        """As :meth:`rpc`, returning at once a :class:`Future` of the reply (``args`` is
+        copied: it may change at once)."""
+        cf = self._g.rpc_f(target, handler, args, reply_max)
+        return _futures.from_request(cf, cf.value)
+
+    # -- non-blocking collectives (futures; every member calls them in the same order) ----
+    def barrier_async(self) -> Future[None]:
+        """A :class:`Future` that completes once every member has entered the barrier."""
+        cf = self._g.barrier_f()
+        return _futures.from_request(cf, lambda: None)
+
+    def bcast_async(self, buf: Buffer, root: int = 0) -> Future[Any]:
+        """Broadcast ``buf`` from ``root`` into every member's ``buf``; the :class:`Future`'s
+        result is ``buf`` (leave it alone until then)."""
+        cf = self._g.bcast_f(root, buf)
+        return _futures.from_request(cf, lambda: buf)
+
+    def reduce_async(self, sendbuf: Buffer, recvbuf: Optional[Buffer], op: int = SUM,
+                     root: int = 0) -> Future[Any]:
+        """Combine every member's ``sendbuf`` (int32, int64, uint32, uint64, float32 or float64
+        elements) with ``op`` (SUM, MIN, MAX, BAND, BOR, BXOR) into ``recvbuf`` at ``root``
+        (None elsewhere allowed); the :class:`Future`'s result is ``recvbuf``."""
+        amo = _REDUCE_OPS.get(op)
+        if amo is None:
+            raise ValueError("reduce_async takes SUM, MIN, MAX, BAND, BOR or BXOR")
+        cf = self._g.reduce_f(root, sendbuf, recvbuf, amo)
+        return _futures.from_request(cf, lambda: recvbuf)
+
+    # -- distributed objects (docs/python.md, "Futures") ----------------------------------
+    def register_object(self, name: str, buf: Buffer) -> None:
+        """Expose the writable ``buf`` as this process's object ``name`` of the group: any
+        member reads and writes it through :meth:`lookup_object`. ``buf`` stays exported until
+        :meth:`unregister_object` (called on this same Comm)."""
+        view = memoryview(buf)  # pins buf's memory while the object exists
+        _core.dobj_register(self._g, name, view)
+        _objects_held[(id(self._g), name)] = view
+
+    def unregister_object(self, name: str) -> None:
+        """Withdraw this process's object ``name``."""
+        _core.dobj_unregister(self._g, name)
+        view = _objects_held.pop((id(self._g), name), None)
+        if view is not None:
+            view.release()
+
+    def lookup_object(self, rank: int, name: str) -> Future["RemoteObject"]:
+        """A :class:`Future` of a handle to member ``rank``'s object ``name`` (fails with
+        ``WAITIO_ERR_RPC`` if there is none)."""
+        cf = self._g.dobj_lookup(rank, name)
+        return _futures.from_request(cf, lambda: RemoteObject(self, *cf.dobj()))
+
     def rpc_ff(self, target: int, handler: int, args: Buffer = b"") -> None:
         """Call a handler without waiting for it; :func:`quiet` returns once it has run."""
         self._g.rpc_ff(target, handler, args)
@@ -378,6 +432,41 @@ class Comm:
 
 
 _OBJ_TAG = (1 << 62) + 7  # tag of the pickled collectives' messages
+_REDUCE_OPS = {SUM: AMO_ADD, MIN: AMO_MIN, MAX: AMO_MAX, BAND: AMO_AND, BOR: AMO_OR,
+               BXOR: AMO_XOR}
+_objects_held: "dict[Tuple[int, str], memoryview]" = {}
+
+
+class RemoteObject:
+    """A handle to a member's distributed object (:meth:`Comm.lookup_object`): read, write or
+    call it with futures."""
+
+    def __init__(self, comm: Comm, rank: int, oid: int, size: int) -> None:
+        """Made by :meth:`Comm.lookup_object`."""
+        self.comm, self.rank, self.size = comm, rank, size
+        self._id = oid
+
+    def get_async(self, buf: Union[Buffer, int], offset: int = 0) -> Future[Any]:
+        """Read into the writable ``buf`` (or a new bytearray of that many bytes) from byte
+        ``offset`` of the object; the :class:`Future`'s result is the buffer."""
+        dst: Any = bytearray(buf) if isinstance(buf, int) else buf
+        cf = self.comm._g.dobj_get(self.rank, self._id, self.size, offset, dst)
+        return _futures.from_request(cf, lambda: dst)
+
+    def put_async(self, buf: Buffer, offset: int = 0) -> Future[None]:
+        """Write ``buf`` (copied: it may change at once) at byte ``offset`` of the object; the
+        :class:`Future` completes once it is written at the owner."""
+        cf = self.comm._g.dobj_put(self.rank, self._id, self.size, offset, buf)
+        return _futures.from_request(cf, lambda: None)
+
+    def call_async(self, args: Buffer = b"", reply_max: int = 65536) -> Future[bytes]:
+        """Run the object's handler (objects of C programs registered with one) with ``args``;
+        the :class:`Future`'s result is its reply."""
+        cf = self.comm._g.dobj_call(self.rank, self._id, self.size, args, reply_max)
+        return _futures.from_request(cf, cf.value)
+
+    def __repr__(self) -> str:
+        return f"<waitio.RemoteObject of {self.size} bytes on rank {self.rank}>"
 
 
 def universe() -> Comm:
@@ -484,7 +573,58 @@ class Window:
 
     def Flush(self, target: int) -> None:
         """Complete, at ``target``, every earlier operation of this process on it."""
-        self._w.flush(target)
+        try:
+            self._w.flush(target)
+        finally:
+            _futures.release(self, target)
+
+    # -- non-blocking forms: nbi (completed by Flush / quiet) and futures (waitio.futures) ----
+    def put_nbi(self, buf: Buffer, target: int, offset: int = 0) -> None:
+        """Start a put and return at once: complete (and ``buf`` free to change) after
+        :meth:`Flush` of ``target`` or :func:`quiet`; ``buf`` stays exported until then."""
+        self._w.put_nbi(target, offset, _futures.hold(self, target, buf))
+
+    def get_nbi(self, buf: Buffer, target: int, offset: int = 0) -> None:
+        """Start a get into the writable ``buf``; it holds the data after :meth:`Flush` of
+        ``target`` or :func:`quiet`."""
+        self._w.get_nbi(target, offset, _futures.hold(self, target, buf))
+
+    def put_async(self, buf: Buffer, target: int, offset: int = 0) -> Future[None]:
+        """Start a put; the :class:`Future` completes (with None) once the data is in the
+        target's memory (``buf`` may change then)."""
+        cf = self._w.put_f(target, offset, buf)
+        return _futures.from_request(cf, lambda: None)
+
+    def get_async(self, buf: Union[Buffer, int], target: int, offset: int = 0) -> Future[Any]:
+        """Start a get into the writable ``buf`` (or, given a byte count, a new bytearray); the
+        :class:`Future`'s result is that buffer, holding the data."""
+        dst: Any = bytearray(buf) if isinstance(buf, int) else buf
+        cf = self._w.get_f(target, offset, dst)
+        return _futures.from_request(cf, lambda: dst)
+
+    def atomic_async(self, op: int, target: int, offset: int, value: Union[int, float, None] = None,
+                     compare: Union[int, float, None] = None,
+                     dtype: str = "int64") -> Future[Union[int, float]]:
+        """Start a fetching atomic (as :meth:`atomic`, and ``AMO_MIN``/``AMO_MAX``; ADD, MIN and
+        MAX on float32/float64 too); the :class:`Future`'s result is the old value."""
+        decode = _futures.amo_decoder(dtype)
+        cf = self._w.atomic_f(op, target, offset, value, compare, dtype)
+        return _futures.from_request(cf, lambda: decode(cf.value()))
+
+    def fetch_add_async(self, target: int, offset: int, value: Union[int, float],
+                        dtype: str = "int64") -> Future[Union[int, float]]:
+        """Start an atomic add; the :class:`Future`'s result is the old value."""
+        return self.atomic_async(AMO_ADD, target, offset, value, None, dtype)
+
+    def put_strided(self, buf: Buffer, target: int, offset: int, target_stride: int) -> None:
+        """Put the elements of the one-dimensional ``buf`` (strided allowed: ``a[::2]``), element
+        i at byte ``offset + i * target_stride`` of ``target``'s part (blocking, as :meth:`Put`)."""
+        self._w.put_strided(target, offset, target_stride, buf)
+
+    def get_strided(self, buf: Buffer, target: int, offset: int, target_stride: int) -> None:
+        """Fill the elements of the writable one-dimensional ``buf`` (strided allowed), element i
+        from byte ``offset + i * target_stride`` of ``target``'s part (blocking)."""
+        self._w.get_strided(target, offset, target_stride, buf)
 
     def atomic(self, op: int, target: int, offset: int, value: Union[int, float, None] = None,
                compare: Union[int, float, None] = None, dtype: str = "int64",
@@ -520,6 +660,7 @@ class Window:
     def Free(self) -> None:
         """Release the window (collective). No view of its memory may remain."""
         self._w.free()
+        _futures.release_window(self)  # its put_nbi/get_nbi are complete
 
     def __repr__(self) -> str:
         return f"<waitio.Window of {self.size} bytes on rank {self.comm.rank}>"
@@ -534,8 +675,13 @@ def rma_world() -> Comm:
 
 
 def quiet() -> None:
-    """Complete every one-sided operation this process started (puts, atomics, calls)."""
-    _core.quiet()
+    """Complete every one-sided operation this process started (puts, atomics, calls, the
+    ``*_nbi`` ones), then run the callbacks of the futures that completed."""
+    try:
+        _core.quiet()
+    finally:
+        _futures.release_all()
+    _futures.poll()
 
 
 def fence() -> None:
@@ -544,8 +690,10 @@ def fence() -> None:
 
 
 def progress() -> None:
-    """Serve one-sided requests and remote calls once (handlers run inside WaitIO calls)."""
+    """Serve one-sided requests and remote calls once (handlers run inside WaitIO calls), and
+    complete the futures whose operations have ended (their callbacks run here)."""
     _core.progress()
+    _futures.poll()
 
 
 def rpc_register(handler: int, fn: Optional[Callable[[int, bytes], Optional[Buffer]]]) -> None:

@@ -6,7 +6,8 @@
  *
  * Types: Group (a WaitIO group), Request (a pending isend/irecv or one-sided operation; it keeps
  * the buffer exported until completion, so the memory cannot move or disappear while WaitIO uses
- * it) and Window (one-sided, in _core_rma.c, which this file includes). pickle_check walks the
+ * it), Window and Future (one-sided, a future of the C library under futures.py's: in
+ * _core_rma.c, which this file includes). pickle_check walks the
  * opcodes of a peer's object message before _objects.py decodes it (issue 25).
  *
  * Errors, as mpi4py raises them: TypeError for an object that is not a buffer (or a rank/tag
@@ -706,6 +707,7 @@ static PyMethodDef group_methods[] = {
      "completes when the reply is in the writable buffer reply (its status's nbytes: the reply length)."},
     {"rpc_ff", (PyCFunction)group_rpc_ff, METH_VARARGS,
      "rpc_ff($self, target, id, args, /)\n--\n\nCall handler id on target without waiting for it (quiet() completes it)."},
+    RMA_GROUP_METHODS
     {"member", (PyCFunction)grp_member, METH_VARARGS,
      "member($self, rank, /)\n--\n\nReturn (pbid, PB-local rank) of group rank `rank`."},
     {NULL, NULL, 0, NULL},
@@ -733,6 +735,7 @@ static PyObject *m_finalize(PyObject *mod, PyObject *noargs)
     if (!on)
         Py_RETURN_NONE;
     BLOCKING(rc, waitio_finalize());
+    wio_session++; /* the library's futures are gone: _core_rma.c's Future objects must not touch them */
     if (rc)
         return raise_code(rc);
     Py_RETURN_NONE;
@@ -1135,6 +1138,7 @@ static PyMethodDef module_methods[] = {
     {"quiet", m_quiet, METH_NOARGS, "quiet()\n--\n\nComplete every one-sided operation of this process."},
     {"fence", m_fence, METH_NOARGS, "fence()\n--\n\nOrder earlier puts, atomics and signals before later ones."},
     {"progress", m_progress, METH_NOARGS, "progress()\n--\n\nServe one-sided requests and calls once."},
+    RMA_MODULE_METHODS
     {"rpc_register", m_rpc_register, METH_VARARGS,
      "rpc_register(id, fn, /)\n--\n\nRegister fn(origin, args) -> bytes | None as handler id (None removes it)."},
     {NULL, NULL, 0, NULL},
@@ -1168,7 +1172,8 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__core(void)
 {
-    if (PyType_Ready(&GroupType) < 0 || PyType_Ready(&RequestType) < 0 || PyType_Ready(&WindowType) < 0)
+    if (PyType_Ready(&GroupType) < 0 || PyType_Ready(&RequestType) < 0 || PyType_Ready(&WindowType) < 0 ||
+        PyType_Ready(&FutureType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m)
@@ -1183,10 +1188,13 @@ PyMODINIT_FUNC PyInit__core(void)
     PyModule_AddObject(m, "Request", (PyObject *)&RequestType);
     Py_INCREF(&WindowType);
     PyModule_AddObject(m, "Window", (PyObject *)&WindowType);
+    Py_INCREF(&FutureType);
+    PyModule_AddObject(m, "Future", (PyObject *)&FutureType);
     static const struct { const char *name; int v; } rma[] = {
         {"AMO_FETCH", WAITIO_AMO_FETCH}, {"AMO_SET", WAITIO_AMO_SET}, {"AMO_SWAP", WAITIO_AMO_SWAP},
         {"AMO_CSWAP", WAITIO_AMO_CSWAP}, {"AMO_ADD", WAITIO_AMO_ADD}, {"AMO_AND", WAITIO_AMO_AND},
-        {"AMO_OR", WAITIO_AMO_OR}, {"AMO_XOR", WAITIO_AMO_XOR}, {"CMP_EQ", WAITIO_CMP_EQ},
+        {"AMO_OR", WAITIO_AMO_OR}, {"AMO_XOR", WAITIO_AMO_XOR}, {"AMO_MIN", WAITIO_AMO_MIN},
+        {"AMO_MAX", WAITIO_AMO_MAX}, {"CMP_EQ", WAITIO_CMP_EQ},
         {"CMP_NE", WAITIO_CMP_NE}, {"CMP_GT", WAITIO_CMP_GT}, {"CMP_GE", WAITIO_CMP_GE},
         {"CMP_LT", WAITIO_CMP_LT}, {"CMP_LE", WAITIO_CMP_LE}, {"SIGNAL_SET", WAITIO_SIGNAL_SET},
         {"SIGNAL_ADD", WAITIO_SIGNAL_ADD},

@@ -6,7 +6,12 @@
  * (np.frombuffer(win, dtype)), counted, so that free() refuses while a view exists. put/get are
  * blocking (GIL released while the library may wait), iput/iget return a Request that keeps the
  * buffer exported until completion; atomics take a dtype name; wait_until waits on a word of
- * this process's part.
+ * this process's part. put_nbi/get_nbi leave completion to flush/quiet; put_strided/get_strided
+ * take one-dimensional strided buffers.
+ *
+ * Future: the future of a one-sided operation, call, non-blocking collective or distributed
+ * object access (waitio_*_fut, waitio_dobj_*), for futures.py's waitio.Future; wait_any waits for
+ * the first of several.
  *
  * Remote procedure calls: handlers are Python callables fn(origin, args: bytes) -> bytes-like or
  * None, registered with WAITIO_RPC_IN_CALLER: they run inside this program's own WaitIO calls
@@ -15,6 +20,189 @@
  * and is printed here.
  */
 #include "waitio_rma.h"
+
+/* ---- Future: a future of the C library (waitio_future_t, "futures" in waitio_rma.h) ----
+ *
+ * The Python futures (futures.py) drive it with test() (one progress round) and wait_any; its
+ * value() is the bytes the operation returned (a reply, an old word, a lookup's handle). It keeps
+ * the buffers the operation uses exported until it completes; one deallocated while pending keeps
+ * them (leaked rather than freed under the library) and hands the handle back to the library,
+ * which keeps what it still needs. */
+typedef struct {
+    PyObject_HEAD
+    waitio_future_t f;
+    Py_buffer buf[2];
+    int nbuf;
+    int done;
+    int error;
+    unsigned long session; /* wio_session when made: finalize frees every handle of the library */
+} FutureObject;
+
+static unsigned long wio_session; /* finalizations so far (m_finalize counts them) */
+
+/* Whether O's handle is still the library's (it was made before the last finalize: no). */
+static int future_live(const FutureObject *o) { return o->f && o->session == wio_session; }
+
+static PyTypeObject FutureType;
+
+static FutureObject *future_new(void)
+{
+    FutureObject *o = PyObject_New(FutureObject, &FutureType);
+    if (!o)
+        return NULL;
+    o->f = NULL;
+    o->nbuf = 0;
+    o->done = 0;
+    o->error = 0;
+    o->session = wio_session;
+    return o;
+}
+
+/* Exports OBJ into the future's next buffer slot (kept until completion). */
+static int future_hold(FutureObject *o, PyObject *obj, int writable)
+{
+    if (get_buffer(obj, &o->buf[o->nbuf], writable) < 0)
+        return -1;
+    o->nbuf++;
+    return 0;
+}
+
+static void future_release_bufs(FutureObject *o)
+{
+    while (o->nbuf > 0)
+        PyBuffer_Release(&o->buf[--o->nbuf]);
+}
+
+/* The operation's start: rc is its result. On failure the future is dropped and rc raised. */
+static PyObject *future_started(FutureObject *o, int rc)
+{
+    if (rc) {
+        o->done = 1; /* never started: its buffers are free again */
+        Py_DECREF(o);
+        return raise_code(rc);
+    }
+    return (PyObject *)o;
+}
+
+static void future_mark(FutureObject *o, int err)
+{
+    o->done = 1;
+    o->error = err;
+    future_release_bufs(o);
+}
+
+static void future_dealloc(FutureObject *o)
+{
+    if (o->done || !future_live(o))
+        future_release_bufs(o); /* the library no longer uses them */
+    if (future_live(o)) {
+        lock_gil();
+        waitio_future_release(o->f);
+        unlock();
+    }
+    Py_TYPE(o)->tp_free((PyObject *)o);
+}
+
+static PyObject *future_test(FutureObject *o, PyObject *noargs)
+{
+    (void)noargs;
+    if (!o->done && !future_live(o))
+        future_mark(o, WAITIO_ERR_STATE); /* WaitIO was finalized meanwhile */
+    if (!o->done) {
+        int flag = 0, rc, err = 0;
+        lock_gil();
+        rc = waitio_future_test(o->f, &flag);
+        if (!rc && flag)
+            err = waitio_future_error(o->f);
+        unlock();
+        if (rc)
+            return raise_code(rc);
+        if (!flag)
+            Py_RETURN_FALSE;
+        future_mark(o, err);
+    }
+    if (o->error)
+        return raise_req(o->error);
+    Py_RETURN_TRUE;
+}
+
+/* ready(): as test(), without the progress round (futures.py makes one for all, then looks). */
+static PyObject *future_ready(FutureObject *o, PyObject *noargs)
+{
+    (void)noargs;
+    if (!o->done && !future_live(o))
+        future_mark(o, WAITIO_ERR_STATE);
+    if (!o->done) {
+        int ready, err = 0;
+        lock_gil();
+        ready = waitio_future_ready(o->f);
+        if (ready)
+            err = waitio_future_error(o->f);
+        unlock();
+        if (!ready)
+            Py_RETURN_FALSE;
+        future_mark(o, err);
+    }
+    if (o->error)
+        return raise_req(o->error);
+    Py_RETURN_TRUE;
+}
+
+static PyObject *future_value(FutureObject *o, PyObject *noargs)
+{
+    (void)noargs;
+    const void *v = NULL;
+    size_t n = 0;
+    int rc;
+    if (!o->done || o->error || !future_live(o))
+        return PyBytes_FromStringAndSize(NULL, 0);
+    LOCKED(rc, waitio_future_value(o->f, &v, &n));
+    if (rc)
+        return raise_code(rc);
+    return PyBytes_FromStringAndSize(v, (Py_ssize_t)n);
+}
+
+/* (rank, id, size) of a completed waitio_dobj_lookup future's handle */
+static PyObject *future_dobj(FutureObject *o, PyObject *noargs)
+{
+    (void)noargs;
+    const void *v = NULL;
+    size_t n = 0;
+    int rc = 0;
+    if (o->done && !o->error && future_live(o))
+        LOCKED(rc, waitio_future_value(o->f, &v, &n));
+    if (rc)
+        return raise_code(rc);
+    if (!v || n != sizeof(waitio_dobj_t)) {
+        PyErr_SetString(PyExc_ValueError, "not the completed future of a distributed object's lookup");
+        return NULL;
+    }
+    waitio_dobj_t d;
+    memcpy(&d, v, sizeof d);
+    return Py_BuildValue("(ikK)", d.rank, (unsigned long)d.id, (unsigned long long)d.size);
+}
+
+static PyMethodDef future_methods[] = {
+    {"test", (PyCFunction)future_test, METH_NOARGS,
+     "test($self, /)\n--\n\nOne progress round; True once complete. Raises waitio.Error if it failed."},
+    {"ready", (PyCFunction)future_ready, METH_NOARGS,
+     "ready($self, /)\n--\n\nAs test(), without a progress round."},
+    {"value", (PyCFunction)future_value, METH_NOARGS,
+     "value($self, /)\n--\n\nThe bytes the completed operation returned (b'' if none, pending or failed)."},
+    {"dobj", (PyCFunction)future_dobj, METH_NOARGS,
+     "dobj($self, /)\n--\n\n(rank, id, size) of the object a completed lookup found."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FutureType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "waitio._core.Future",
+    .tp_basicsize = sizeof(FutureObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A future of the C library; keeps the buffers of its operation exported until it completes.",
+    .tp_dealloc = (destructor)future_dealloc,
+    .tp_methods = future_methods,
+};
 
 typedef struct {
     PyObject_HEAD
@@ -320,6 +508,116 @@ static PyObject *window_atomic(WindowObject *self, PyObject *args, PyObject *kw)
     return amo_result(&result, type);
 }
 
+/* put_nbi / get_nbi (target, offset, buf): started and left to waitio_flush / waitio_quiet. The
+ * buffer is released here at once: the Python layer keeps a memoryview of it (an export) until
+ * that completion, so its memory can neither move nor be freed meanwhile. */
+static PyObject *window_nbi(WindowObject *self, PyObject *args, int is_put)
+{
+    PyObject *tobj, *obj;
+    Py_ssize_t off;
+    int rank, rc;
+    if (!PyArg_ParseTuple(args, is_put ? "OnO:put_nbi" : "OnO:get_nbi", &tobj, &off, &obj) ||
+        window_live(self) < 0 || parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0)
+        return NULL;
+    Py_buffer b;
+    if (get_buffer(obj, &b, !is_put) < 0)
+        return NULL;
+    LOCKED(rc, is_put ? waitio_put_nbi(self->w, rank, (size_t)off, b.buf, (size_t)b.len)
+                      : waitio_get_nbi(self->w, rank, (size_t)off, b.buf, (size_t)b.len));
+    PyBuffer_Release(&b);
+    if (rc)
+        return raise_code(rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *window_put_nbi(WindowObject *self, PyObject *args) { return window_nbi(self, args, 1); }
+static PyObject *window_get_nbi(WindowObject *self, PyObject *args) { return window_nbi(self, args, 0); }
+
+/* put_strided / get_strided (target, offset, target_stride, buf): the elements of the
+ * one-dimensional, possibly strided buffer `buf` (a NumPy slice like a[::3], a memoryview cast),
+ * element i at offset + i*target_stride on the target (waitio_put_strided / get_strided; blocking). */
+static PyObject *window_strided(WindowObject *self, PyObject *args, int is_put)
+{
+    PyObject *tobj, *obj;
+    Py_ssize_t off, tstride;
+    int rank, rc;
+    if (!PyArg_ParseTuple(args, is_put ? "OnnO:put_strided" : "OnnO:get_strided", &tobj, &off, &tstride, &obj) ||
+        window_live(self) < 0 || parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0)
+        return NULL;
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError, "expected a buffer-protocol object, not %.100s", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, is_put ? PyBUF_STRIDED_RO : PyBUF_STRIDED) < 0)
+        return NULL;
+    if (b.ndim > 1) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "a strided transfer takes a one-dimensional buffer (one stride)");
+        return NULL;
+    }
+    size_t n = b.ndim == 1 ? (size_t)b.shape[0] : 1;
+    ptrdiff_t lstride = b.ndim == 1 ? (ptrdiff_t)b.strides[0] : b.itemsize;
+    BLOCKING(rc, is_put ? waitio_put_strided(self->w, rank, (size_t)off, (ptrdiff_t)tstride, b.buf, lstride,
+                                             (size_t)b.itemsize, n)
+                        : waitio_get_strided(self->w, rank, (size_t)off, (ptrdiff_t)tstride, b.buf, lstride,
+                                             (size_t)b.itemsize, n));
+    PyBuffer_Release(&b);
+    if (rc)
+        return raise_code(rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *window_put_strided(WindowObject *self, PyObject *args) { return window_strided(self, args, 1); }
+static PyObject *window_get_strided(WindowObject *self, PyObject *args) { return window_strided(self, args, 0); }
+
+/* ---- futures of one-sided operations (waitio_put_f, _get_f, _atomic_f) ---- */
+
+static PyObject *window_xfer_f(WindowObject *self, PyObject *args, int is_put)
+{
+    PyObject *tobj, *obj;
+    Py_ssize_t off;
+    int rank, rc;
+    if (!PyArg_ParseTuple(args, is_put ? "OnO:put_f" : "OnO:get_f", &tobj, &off, &obj) || window_live(self) < 0 ||
+        parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0)
+        return NULL;
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    if (future_hold(o, obj, !is_put) < 0) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    void *p = o->buf[0].buf;
+    size_t n = (size_t)o->buf[0].len;
+    LOCKED(rc, is_put ? waitio_put_fut(self->w, rank, (size_t)off, p, n, &o->f)
+                      : waitio_get_fut(self->w, rank, (size_t)off, p, n, &o->f));
+    return future_started(o, rc);
+}
+
+static PyObject *window_put_f(WindowObject *self, PyObject *args) { return window_xfer_f(self, args, 1); }
+static PyObject *window_get_f(WindowObject *self, PyObject *args) { return window_xfer_f(self, args, 0); }
+
+static PyObject *window_atomic_f(WindowObject *self, PyObject *args)
+{
+    int op, rank, type, rc;
+    PyObject *tobj, *vobj, *cobj;
+    Py_ssize_t off;
+    const char *dtype;
+    if (!PyArg_ParseTuple(args, "iOnOOs:atomic_f", &op, &tobj, &off, &vobj, &cobj, &dtype) ||
+        window_live(self) < 0 || parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0 ||
+        amo_type(dtype, &type) < 0)
+        return NULL;
+    uint64_t v, c;
+    if (amo_value(vobj, type, &v) < 0 || amo_value(cobj, type, &c) < 0)
+        return NULL;
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    LOCKED(rc, waitio_atomic_fut(self->w, rank, (size_t)off, op, type, &v, &c, &o->f));
+    return future_started(o, rc);
+}
+
 static PyObject *window_flush(WindowObject *self, PyObject *args)
 {
     PyObject *tobj;
@@ -441,6 +739,23 @@ static PyMethodDef window_methods[] = {
     {"atomic", (PyCFunction)(void (*)(void))window_atomic, METH_VARARGS | METH_KEYWORDS,
      "atomic($self, /, op, target, offset, value=None, compare=None, dtype='int64', fetch=True)\n--\n\n"
      "Atomic op (AMO_*) on the word at offset of target's part; returns the old value when fetch."},
+    {"put_nbi", (PyCFunction)window_put_nbi, METH_VARARGS,
+     "put_nbi($self, target, offset, buf, /)\n--\n\nStart a put completed by flush/quiet (buf unchanged until then)."},
+    {"get_nbi", (PyCFunction)window_get_nbi, METH_VARARGS,
+     "get_nbi($self, target, offset, buf, /)\n--\n\nStart a get completed by flush/quiet (buf filled then)."},
+    {"put_strided", (PyCFunction)window_put_strided, METH_VARARGS,
+     "put_strided($self, target, offset, target_stride, buf, /)\n--\n\n"
+     "Put the elements of the 1-D strided buf, element i to offset + i*target_stride (blocking)."},
+    {"get_strided", (PyCFunction)window_get_strided, METH_VARARGS,
+     "get_strided($self, target, offset, target_stride, buf, /)\n--\n\n"
+     "Fill the elements of the writable 1-D strided buf from offset + i*target_stride (blocking)."},
+    {"put_f", (PyCFunction)window_put_f, METH_VARARGS,
+     "put_f($self, target, offset, buf, /)\n--\n\nA Future of a put, complete once the data is in the target's memory."},
+    {"get_f", (PyCFunction)window_get_f, METH_VARARGS,
+     "get_f($self, target, offset, buf, /)\n--\n\nA Future of a get, complete once buf holds the data."},
+    {"atomic_f", (PyCFunction)window_atomic_f, METH_VARARGS,
+     "atomic_f($self, op, target, offset, value, compare, dtype, /)\n--\n\n"
+     "A Future of a fetching atomic; its value() is the old word."},
     {"flush", (PyCFunction)window_flush, METH_VARARGS,
      "flush($self, target, /)\n--\n\nComplete every earlier operation of this process on target."},
     {"put_signal", (PyCFunction)window_put_signal, METH_VARARGS,
@@ -509,6 +824,76 @@ static PyObject *m_progress(PyObject *mod, PyObject *noargs)
     if (rc)
         return raise_code(rc);
     Py_RETURN_NONE;
+}
+
+/* wait_any(futures, timeout): waits until one of the Futures is complete or `timeout` seconds
+ * pass (< 0: no limit); returns whether one is. The Python futures (futures.py) wait with it for
+ * whichever of their operations ends first. Without the GIL, in slices (the library lock given up
+ * between them, signals handled); each slice makes one progress round and looks at every future,
+ * then waits on the first for a moment — shorter when there are others, which it would miss. */
+static PyObject *m_wait_any(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *seq;
+    double timeout;
+    if (!PyArg_ParseTuple(args, "Od:wait_any", &seq, &timeout))
+        return NULL;
+    PyObject *fast = PySequence_Fast(seq, "wait_any needs a sequence of futures");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    FutureObject **fs = PyMem_Calloc((size_t)n + 1, sizeof *fs);
+    int *errs = PyMem_Calloc((size_t)n + 1, sizeof *errs), *flags = PyMem_Calloc((size_t)n + 1, sizeof *flags);
+    PyObject *ret = NULL;
+    int any = 0;
+    if (!fs || !errs || !flags) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        if (!PyObject_TypeCheck(o, &FutureType)) {
+            PyErr_Format(PyExc_TypeError, "wait_any: item %zd is a %.100s, not a Future", i, Py_TYPE(o)->tp_name);
+            goto out;
+        }
+        fs[i] = (FutureObject *)o;
+        if (!fs[i]->done && !future_live(fs[i]))
+            future_mark(fs[i], WAITIO_ERR_STATE); /* WaitIO was finalized meanwhile */
+        any |= fs[i]->done;
+    }
+    double slice = n > 1 ? 0.001 : WAIT_SLICE;
+    while (!any && n > 0) {
+        double s = timeout >= 0 && timeout < slice ? timeout : slice;
+        Py_BEGIN_ALLOW_THREADS
+        lock_nogil();
+        (void)waitio_progress(); /* a failure shows in the futures */
+        for (Py_ssize_t i = 0; i < n; i++)
+            if ((flags[i] = waitio_future_ready(fs[i]->f)))
+                errs[i] = waitio_future_error(fs[i]->f), any = 1;
+        if (!any && s > 0) {
+            int rc = waitio_future_wait(fs[0]->f, s);
+            if (rc != WAITIO_ERR_TIMEOUT || waitio_future_ready(fs[0]->f))
+                flags[0] = 1, errs[0] = rc, any = 1;
+        }
+        unlock();
+        if (!any && atomic_load(&wio_waiters) > 0)
+            sched_yield();
+        Py_END_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (flags[i])
+                future_mark(fs[i], errs[i]);
+        if (any || (timeout >= 0 && (timeout -= s) <= 0))
+            break;
+        if (PyErr_CheckSignals() < 0)
+            goto out;
+    }
+    ret = PyBool_FromLong(any);
+out:
+    PyMem_Free(fs);
+    PyMem_Free(errs);
+    PyMem_Free(flags);
+    Py_DECREF(fast);
+    return ret;
 }
 
 /* ---- remote procedure calls ---- */
@@ -619,6 +1004,224 @@ static PyObject *group_rpc_ff(GroupObject *self, PyObject *args)
         return raise_code(rc);
     Py_RETURN_NONE;
 }
+
+/* ---- futures of remote calls, collectives and distributed objects (group methods) ---- */
+
+static PyObject *group_rpc_f(GroupObject *self, PyObject *args)
+{
+    PyObject *tobj;
+    Py_buffer a;
+    int rank, id, rc;
+    Py_ssize_t cap;
+    if (!PyArg_ParseTuple(args, "Oiy*n:rpc_f", &tobj, &id, &a, &cap))
+        return NULL;
+    FutureObject *o = NULL;
+    if (parse_rank(self->size, tobj, "target", 0, &rank) < 0 || !(o = future_new())) {
+        PyBuffer_Release(&a);
+        return NULL;
+    }
+    if (cap < 0)
+        cap = 0;
+    LOCKED(rc, waitio_rpc_fut(self->g, rank, id, a.buf, (size_t)a.len, (size_t)cap, &o->f)); /* args copied */
+    PyBuffer_Release(&a);
+    return future_started(o, rc);
+}
+
+static PyObject *group_barrier_f(GroupObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    int rc;
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    LOCKED(rc, waitio_barrier_fut(self->g, &o->f));
+    return future_started(o, rc);
+}
+
+static PyObject *group_bcast_f(GroupObject *self, PyObject *args)
+{
+    PyObject *robj, *obj;
+    int root, rc;
+    if (!PyArg_ParseTuple(args, "OO:bcast_f", &robj, &obj) || parse_rank(self->size, robj, "root", 0, &root) < 0)
+        return NULL;
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    if (future_hold(o, obj, 1) < 0) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    LOCKED(rc, waitio_bcast_fut(self->g, root, o->buf[0].buf, (size_t)o->buf[0].len, &o->f));
+    return future_started(o, rc);
+}
+
+/* The atomic type (WAITIO_AMO_*) of a buffer's elements, for reduce_f. */
+static int amo_type_of(const Py_buffer *b, int *type)
+{
+    switch (dtype_of(b)) {
+    case WAITIO_MPI_INT32_T: *type = WAITIO_AMO_INT32; return 0;
+    case WAITIO_MPI_INT64_T: *type = WAITIO_AMO_INT64; return 0;
+    case WAITIO_MPI_UINT32_T: *type = WAITIO_AMO_UINT32; return 0;
+    case WAITIO_MPI_UINT64_T: *type = WAITIO_AMO_UINT64; return 0;
+    case WAITIO_MPI_FLOAT: *type = WAITIO_AMO_FLOAT; return 0;
+    case WAITIO_MPI_DOUBLE: *type = WAITIO_AMO_DOUBLE; return 0;
+    default:
+        PyErr_Format(PyExc_TypeError, "reduce_async takes elements of int32, int64, uint32, uint64, float32 or "
+                     "float64, not '%s'", b->format ? b->format : "B");
+        return -1;
+    }
+}
+
+static PyObject *group_reduce_f(GroupObject *self, PyObject *args)
+{
+    PyObject *robj, *sobj, *dobj;
+    int root, op, type, rc;
+    if (!PyArg_ParseTuple(args, "OOOi:reduce_f", &robj, &sobj, &dobj, &op) ||
+        parse_rank(self->size, robj, "root", 0, &root) < 0)
+        return NULL;
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    if (future_hold(o, sobj, 0) < 0 || amo_type_of(&o->buf[0], &type) < 0 ||
+        (dobj != Py_None && future_hold(o, dobj, 1) < 0)) {
+        o->done = 1;
+        Py_DECREF(o);
+        return NULL;
+    }
+    if (o->nbuf == 2 && o->buf[1].len != o->buf[0].len) {
+        o->done = 1;
+        Py_DECREF(o);
+        PyErr_SetString(PyExc_ValueError, "reduce_async: the buffers' sizes differ");
+        return NULL;
+    }
+    size_t count = (size_t)(o->buf[0].len / o->buf[0].itemsize);
+    LOCKED(rc, waitio_reduce_fut(self->g, root, o->buf[0].buf, o->nbuf == 2 ? o->buf[1].buf : NULL, count, type, op,
+                               &o->f));
+    return future_started(o, rc);
+}
+
+static PyObject *group_dobj_lookup(GroupObject *self, PyObject *args)
+{
+    PyObject *tobj;
+    const char *name;
+    int rank, rc;
+    if (!PyArg_ParseTuple(args, "Os:dobj_lookup", &tobj, &name) || parse_rank(self->size, tobj, "rank", 0, &rank) < 0)
+        return NULL;
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    LOCKED(rc, waitio_dobj_lookup(self->g, rank, name, &o->f));
+    return future_started(o, rc);
+}
+
+/* dobj_get / dobj_put (rank, id, size, offset, buf): the handle a lookup gave, rebuilt on this
+ * group (so that no pointer ever travels through Python). */
+static PyObject *group_dobj_xfer(GroupObject *self, PyObject *args, int is_put)
+{
+    PyObject *tobj, *obj;
+    unsigned long id;
+    unsigned long long size;
+    Py_ssize_t off;
+    int rank, rc;
+    if (!PyArg_ParseTuple(args, is_put ? "OkKnO:dobj_put" : "OkKnO:dobj_get", &tobj, &id, &size, &off, &obj) ||
+        parse_rank(self->size, tobj, "rank", 0, &rank) < 0 || parse_offset(off) < 0)
+        return NULL;
+    waitio_dobj_t d = {self->g, rank, (uint32_t)id, (uint64_t)size};
+    FutureObject *o = future_new();
+    if (!o)
+        return NULL;
+    if (future_hold(o, obj, !is_put) < 0) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    LOCKED(rc, is_put ? waitio_dobj_put(&d, (size_t)off, o->buf[0].buf, (size_t)o->buf[0].len, &o->f)
+                      : waitio_dobj_get(&d, (size_t)off, o->buf[0].buf, (size_t)o->buf[0].len, &o->f));
+    return future_started(o, rc);
+}
+
+static PyObject *group_dobj_get(GroupObject *self, PyObject *args) { return group_dobj_xfer(self, args, 0); }
+static PyObject *group_dobj_put(GroupObject *self, PyObject *args) { return group_dobj_xfer(self, args, 1); }
+
+static PyObject *group_dobj_call(GroupObject *self, PyObject *args)
+{
+    PyObject *tobj;
+    unsigned long id;
+    unsigned long long size;
+    Py_buffer a;
+    Py_ssize_t cap;
+    int rank, rc;
+    if (!PyArg_ParseTuple(args, "OkKy*n:dobj_call", &tobj, &id, &size, &a, &cap))
+        return NULL;
+    FutureObject *o = NULL;
+    if (parse_rank(self->size, tobj, "rank", 0, &rank) < 0 || !(o = future_new())) {
+        PyBuffer_Release(&a);
+        return NULL;
+    }
+    waitio_dobj_t d = {self->g, rank, (uint32_t)id, (uint64_t)size};
+    LOCKED(rc, waitio_dobj_call(&d, a.buf, (size_t)a.len, cap < 0 ? 0 : (size_t)cap, &o->f)); /* args copied */
+    PyBuffer_Release(&a);
+    return future_started(o, rc);
+}
+
+/* dobj_register(group, name, buf): buf's memory as this process's object `name` (no handler: a
+ * Python one would have to run on the progress thread, which cannot take the GIL safely). The
+ * Python layer keeps buf exported until dobj_unregister. */
+static PyObject *m_dobj_register(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    GroupObject *g;
+    const char *name;
+    PyObject *obj;
+    int rc;
+    if (!PyArg_ParseTuple(args, "O!sO:dobj_register", &GroupType, &g, &name, &obj))
+        return NULL;
+    Py_buffer b;
+    if (get_buffer(obj, &b, 1) < 0)
+        return NULL;
+    LOCKED(rc, waitio_dobj_register(g->g, name, b.buf, (size_t)b.len, NULL, NULL));
+    PyBuffer_Release(&b);
+    if (rc)
+        return raise_code(rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *m_dobj_unregister(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    GroupObject *g;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "O!s:dobj_unregister", &GroupType, &g, &name))
+        return NULL;
+    CALL(waitio_dobj_unregister(g->g, name));
+    Py_RETURN_NONE;
+}
+
+#define RMA_GROUP_METHODS \
+    {"rpc_f", (PyCFunction)group_rpc_f, METH_VARARGS, \
+     "rpc_f($self, target, id, args, reply_cap, /)\n--\n\nA Future of a remote call; its value() is the reply."}, \
+    {"barrier_f", (PyCFunction)group_barrier_f, METH_NOARGS, \
+     "barrier_f($self, /)\n--\n\nA Future of a barrier (collective)."}, \
+    {"bcast_f", (PyCFunction)group_bcast_f, METH_VARARGS, \
+     "bcast_f($self, root, buf, /)\n--\n\nA Future of a broadcast of root's buf into every member's buf."}, \
+    {"reduce_f", (PyCFunction)group_reduce_f, METH_VARARGS, \
+     "reduce_f($self, root, src, dst, op, /)\n--\n\nA Future of a reduction (AMO_ADD/MIN/MAX/AND/OR/XOR) into root's dst."}, \
+    {"dobj_lookup", (PyCFunction)group_dobj_lookup, METH_VARARGS, \
+     "dobj_lookup($self, rank, name, /)\n--\n\nA Future of the lookup of rank's object name; its dobj() is (rank, id, size)."}, \
+    {"dobj_get", (PyCFunction)group_dobj_get, METH_VARARGS, \
+     "dobj_get($self, rank, id, size, offset, buf, /)\n--\n\nA Future of a read of a distributed object into buf."}, \
+    {"dobj_put", (PyCFunction)group_dobj_put, METH_VARARGS, \
+     "dobj_put($self, rank, id, size, offset, buf, /)\n--\n\nA Future of a write of buf into a distributed object."}, \
+    {"dobj_call", (PyCFunction)group_dobj_call, METH_VARARGS, \
+     "dobj_call($self, rank, id, size, args, reply_cap, /)\n--\n\nA Future of a call of a distributed object's handler."},
+
+#define RMA_MODULE_METHODS \
+    {"wait_any", m_wait_any, METH_VARARGS, \
+     "wait_any(futures, timeout, /)\n--\n\nWait until one Future is complete or timeout s pass " \
+     "(< 0: no limit); return whether one is."}, \
+    {"dobj_register", m_dobj_register, METH_VARARGS, \
+     "dobj_register(group, name, buf, /)\n--\n\nRegister the writable buf as this process's object name."}, \
+    {"dobj_unregister", m_dobj_unregister, METH_VARARGS, \
+     "dobj_unregister(group, name, /)\n--\n\nRemove this process's object name."},
 
 static PyObject *m_rma_world(PyObject *mod, PyObject *noargs)
 {

@@ -72,8 +72,8 @@ int waitio_init(int timeout)
         wio_engine_free(e);
         return rc;
     }
+    wio_trace_start(e); /* before the progress thread wio_rma_attach may start reads wio_trace_on */
     wio_rma_attach(e); /* the one-sided layer answers RMA frames from here on */
-    wio_trace_start(e);
     wio_engine_current = e;
     return 0;
 }

@@ -5,6 +5,7 @@
  * docs/protocol.md describes the frames and the state machines implemented here.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/api_lock.h"
 #include "core/engine.h"
 #include "core/trace.h"
 
@@ -1305,13 +1307,106 @@ static void probe_idle_closed_peers(wio_engine *e, double now)
     }
 }
 
+/* ---- waiting in the "multiple" thread level (waitio_thread_multiple, core/api_lock.h) ----
+ * A blocking wait gives the API lock away between its progress rounds, where the engine's state
+ * is consistent: never inside a round (a handler run by progress may wait; the round's caller
+ * keeps state across it), so a wait nested in a round keeps the lock. What a waiter keeps across
+ * rounds stays valid while another thread runs: requests are allocated one by one (the pool's
+ * array of pointers may grow, the requests do not move) and released only by their owner's
+ * wait/test; connections are looked up again every round (hot_link). The statics below are
+ * read and written under the lock only (there is one engine per process). */
+static int progress_depth; /* a progress round runs: its handlers' waits keep the lock */
+static int mt_sleepers;    /* threads asleep without the lock in mt_sleep */
+static int mt_bell_rung;   /* the bell was rung since the last sleeper left */
+
+/* Armed sleeper: the doorbells of the rings are armed while it sleeps, but another thread's
+ * blocking poller round or the progress thread's wake-up may disarm them: look again after
+ * this long. Any other sleeper looks again after MT_NAP_MS. */
+#define MT_ARMED_MS 10
+#define MT_NAP_MS 1
+
+/* The calling thread holds the API lock in the "multiple" level, outside any progress round. */
+static int mt_waiter(void)
+{
+    return __atomic_load_n(&wio_api_multiple, __ATOMIC_RELAXED) && !progress_depth && wio_api_held();
+}
+
+/* A round that handled something while threads sleep without the lock: the event one of them
+ * waits for may have been consumed here, so they look again. */
+static void mt_wake_sleepers(void)
+{
+    if (mt_sleepers && !mt_bell_rung) {
+        mt_bell_rung = 1;
+        wio_api_bell_ring();
+    }
+}
+
+/* The blocking step of a wait, the lock given away (mt_waiter() holds): the first sleeper
+ * arms the doorbells and sleeps on the poller's descriptor like the progress thread; a sleeper
+ * beside it naps briefly; both wake on the bell. The caller runs a progress round after. */
+static void mt_sleep(wio_engine *e, int ms)
+{
+    int armed = mt_sleepers == 0;
+    int timeout = ms;
+    if (armed) {
+        timeout = wio_poller_sleep_begin(e->poller, ms < MT_ARMED_MS ? ms : MT_ARMED_MS);
+        if (timeout == 0) { /* something is waiting already */
+            wio_poller_sleep_end(e->poller);
+            return;
+        }
+    } else if (timeout > MT_NAP_MS) {
+        timeout = MT_NAP_MS;
+    }
+    struct pollfd pf[2] = {{.fd = wio_poller_fd(e->poller), .events = POLLIN},
+                           {.fd = wio_api_bell_fd(), .events = POLLIN}};
+    /* a bell rung for the sleepers before this one stays readable until they have all left */
+    nfds_t n = !mt_bell_rung && pf[1].fd >= 0 ? 2 : 1;
+    mt_sleepers++;
+    int d = wio_api_yield_begin();
+    (void)poll(pf, n, timeout);
+    wio_api_yield_end(d);
+    if (--mt_sleepers == 0 && mt_bell_rung) {
+        wio_api_bell_drain();
+        mt_bell_rung = 0;
+    }
+    if (armed)
+        wio_poller_sleep_end(e->poller);
+}
+
+/* Gives the lock to a thread blocked on it (mt_waiter() holds). */
+static void mt_handoff(void)
+{
+    if (wio_api_contended())
+        wio_api_yield_end(wio_api_yield_begin());
+}
+
+void wio_engine_yield(wio_engine *e)
+{
+    (void)e;
+    int d = mt_waiter() ? wio_api_yield_begin() : 0;
+    sched_yield();
+    wio_api_yield_end(d);
+}
+
+int wio_engine_pause(wio_engine *e, int timeout_ms)
+{
+    if (!mt_waiter())
+        return wio_engine_progress(e, timeout_ms);
+    mt_sleep(e, timeout_ms);
+    return wio_engine_progress(e, 0);
+}
+
 int wio_engine_progress(wio_engine *e, int timeout_ms)
 {
+    progress_depth++;
     int n = wio_poller_run(e->poller, timeout_ms);
+    if (n >= 0 && e->ext_work) /* one-sided layer: remote procedure calls run outside the poller */
+        e->ext->deferred(e->ext_ctx);
+    progress_depth--;
     if (n < 0)
         return -n;
-    if (e->ext_work) /* one-sided layer: remote procedure calls run outside the poller */
-        e->ext->deferred(e->ext_ctx);
+    if (n > 0)
+        mt_wake_sleepers();
     /* the periodic checks need the clock, which costs as much as a ring poll: when polling,
      * read it only every 64th call */
     if (timeout_ms == 0 && (++e->progress_calls & 63) != 0)
@@ -1359,15 +1454,23 @@ static int wait_loop(wio_engine *e, int (*ready)(void *), void *arg, double dead
     double yield = spin + e->cfg.yield_us * 1e-6;
     uint64_t frames = e->frames_in;
     int spinning = spin > 0;
+    int mt = mt_waiter(); /* "multiple": the lock is given away between rounds */
     int rc;
     for (unsigned iter = 0;; iter++) {
+        if (mt && iter)
+            mt_handoff();
         wio_link *hot = spinning && hot_peer != WIO_ID_BOOT && (iter & 31) != 31 ? hot_link(e, hot_peer) : NULL;
-        if (hot)
+        if (hot) {
+            uint64_t before = e->frames_in;
             hot->tp->ops->conn_poll(hot->conn);
-        else if ((rc = wio_engine_progress(e, 0)))
+            if (mt && e->frames_in != before)
+                mt_wake_sleepers(); /* it may have been another thread's frame */
+        } else if ((rc = wio_engine_progress(e, 0)))
             return rc;
         if (ready(arg)) {
-            if (hot)
+            /* looked up again: the poll may have read the peer's close and dropped the link's
+             * connection (a peer that finalized right after its last frame) */
+            if (hot && (hot = hot_link(e, hot_peer)) != NULL)
                 hot_link_won(hot);
             return 0;
         }
@@ -1392,7 +1495,10 @@ static int wait_loop(wio_engine *e, int (*ready)(void *), void *arg, double dead
             continue;
         if (waited < yield) {
             wio_poller_yielding(e->poller, now);
-            sched_yield();
+            if (mt)
+                wio_engine_yield(e);
+            else
+                sched_yield();
             continue;
         }
         int ms = 100;
@@ -1401,7 +1507,7 @@ static int wait_loop(wio_engine *e, int (*ready)(void *), void *arg, double dead
         wio_link *cold = hot_peer != WIO_ID_BOOT ? hot_link(e, hot_peer) : NULL;
         if (cold)
             cold->spin_wins = 0; /* it had to block: not a ping-pong (the poller unparks it) */
-        if ((rc = wio_engine_progress(e, ms)))
+        if ((rc = mt ? wio_engine_pause(e, ms) : wio_engine_progress(e, ms)))
             return rc;
         if (ready(arg))
             return 0;

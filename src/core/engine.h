@@ -274,6 +274,11 @@ int wio_engine_wait_until(wio_engine *e, int (*ready)(void *), void *arg, double
 /* The same for one request: while spinning, the connection to its peer is read directly when
  * its transport allows (conn_poll). */
 int wio_engine_wait_req(wio_engine *e, wio_req_impl *r, double deadline);
+/* For waits that poll their own condition (waitio_wait_until): sched_yield, and a blocking
+ * progress round of up to timeout_ms; in the "multiple" thread level both give the API lock
+ * away meanwhile (core/api_lock.h), as wio_engine_wait_until does between its rounds. */
+void wio_engine_yield(wio_engine *e);
+int wio_engine_pause(wio_engine *e, int timeout_ms);
 /* Parses WAITIO_TRANSPORTS / WAITIO_COMM_TYPE into the list of transports to open. */
 int wio_engine_check_transports(wio_engine *e);
 /* Creates the poller and opens the transports (their listeners) before start-up; fills their

@@ -419,6 +419,13 @@ static int flush_start(wio_rma *r, uint32_t pid, wio_req_impl **out)
     return 0;
 }
 
+int wio_am_flush_begin(wio_rma *r, uint32_t pid, wio_req_impl **out)
+{
+    *out = NULL;
+    const wio_rma_peer *p = r->peers[pid];
+    return p && p->dirty ? flush_start(r, pid, out) : 0;
+}
+
 static int implicit_add(wio_rma *r, wio_req_impl *q)
 {
     if (r->nimplicit == r->cap_implicit) {
@@ -784,8 +791,7 @@ static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
     size_t size = wio_amo_size(type);
     int err = !w ? WAITIO_ERR_ARG : !in_bounds(w, h->aux, size) ? WAITIO_ERR_BOUNDS :
               ((uintptr_t)(w->base + h->aux) % size) ? WAITIO_ERR_ARG : 0;
-    if (!err && (type == WAITIO_AMO_FLOAT || type == WAITIO_AMO_DOUBLE) && op != WAITIO_AMO_FETCH &&
-        op != WAITIO_AMO_SET && op != WAITIO_AMO_SWAP)
+    if (!err && !wio_amo_defined(op, type)) /* e.g. bitwise ops on floating-point types */
         err = WAITIO_ERR_ARG;
     if (err) {
         if (h->id)

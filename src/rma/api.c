@@ -295,7 +295,11 @@ int waitio_progress(void)
 {
     WIO_API_GUARD();
     wio_rma *r = wio_rma_get();
-    return r ? wio_engine_progress(r->e, 0) : WAITIO_ERR_STATE;
+    if (!r)
+        return WAITIO_ERR_STATE;
+    int rc = wio_engine_progress(r->e, 0);
+    wio_fut_progress(r); /* futures: completions noticed, due callbacks run (future.c) */
+    return rc;
 }
 
 int waitio_rma_world(waitio_group_t *grp)
@@ -519,9 +523,9 @@ int waitio_wait_until(const volatile void *addr, int type, int cmp, const void *
             rc = wio_engine_progress(e, 0);
         } else if (waited < yield) {
             rc = wio_engine_progress(e, 0);
-            sched_yield();
+            wio_engine_yield(e); /* the "multiple" level: without the lock */
         } else {
-            rc = wio_engine_progress(e, 1);
+            rc = wio_engine_pause(e, 1);
         }
         if (rc)
             return rc;

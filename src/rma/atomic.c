@@ -3,8 +3,9 @@
  * a word it has mapped (a member's heap part on this host), the target applies it to its own
  * word when the operation arrives as a frame. Both are C11 atomics on the same memory, so
  * operations from every path on one word are atomic with respect to each other and give the
- * same result. Floating-point types allow fetch, set and swap only (their bits are moved as
- * integers of the same size).
+ * same result. Integer ops map to C11 fetch-ops; min, max and floating-point add have no
+ * fetch-op, so they are a compare-and-swap loop on the word's bits (atomic with respect to every
+ * other path all the same). Floating-point types take fetch, set, swap, add, min and max.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -23,15 +24,86 @@ size_t wio_amo_size(int type)
     }
 }
 
+int wio_amo_defined(int op, int type)
+{
+    if (!wio_amo_size(type) || op < WAITIO_AMO_FETCH || op >= WAITIO_AMO_OP_MAX_)
+        return 0;
+    return !((type == WAITIO_AMO_FLOAT || type == WAITIO_AMO_DOUBLE) &&
+             (op == WAITIO_AMO_CSWAP || op == WAITIO_AMO_AND || op == WAITIO_AMO_OR || op == WAITIO_AMO_XOR));
+}
+
 int wio_amo_check(int op, int type)
 {
     if (!wio_amo_size(type) || op < WAITIO_AMO_FETCH || op >= WAITIO_AMO_OP_MAX_)
         return wio_fail(WAITIO_ERR_ARG, "unknown atomic operation %d or type %d", op, type);
-    if ((type == WAITIO_AMO_FLOAT || type == WAITIO_AMO_DOUBLE) && op != WAITIO_AMO_FETCH &&
-        op != WAITIO_AMO_SET && op != WAITIO_AMO_SWAP)
+    if (!wio_amo_defined(op, type))
         return wio_fail(WAITIO_ERR_ARG, "atomic operation %d is not defined on floating-point types "
-                        "(fetch, set and swap are)", op);
+                        "(fetch, set, swap, add, min and max are)", op);
     return 0;
+}
+
+/* The new value of a compare-and-swap op (min, max, fp add) from the old one, both as the
+ * word's bits; *keep = the word stays as it is (no store needed). Min and max replace only when
+ * the operand is strictly smaller / larger, so a NaN operand never replaces. */
+static uint64_t cas_new(int op, int type, uint64_t old, uint64_t v, int *keep)
+{
+    *keep = 0;
+    switch (type) {
+    case WAITIO_AMO_FLOAT: {
+        float o, x, n;
+        uint32_t o32 = (uint32_t)old, v32 = (uint32_t)v, n32;
+        memcpy(&o, &o32, 4);
+        memcpy(&x, &v32, 4);
+        int repl = op == WAITIO_AMO_MIN ? x < o : x > o;
+        n = op == WAITIO_AMO_ADD ? o + x : repl ? x : o;
+        *keep = op != WAITIO_AMO_ADD && !repl;
+        memcpy(&n32, &n, 4);
+        return n32;
+    }
+    case WAITIO_AMO_DOUBLE: {
+        double o, x, n;
+        memcpy(&o, &old, 8);
+        memcpy(&x, &v, 8);
+        int repl = op == WAITIO_AMO_MIN ? x < o : x > o;
+        n = op == WAITIO_AMO_ADD ? o + x : repl ? x : o;
+        *keep = op != WAITIO_AMO_ADD && !repl;
+        uint64_t nb;
+        memcpy(&nb, &n, 8);
+        return nb;
+    }
+    case WAITIO_AMO_INT32: {
+        int32_t o = (int32_t)(uint32_t)old, x = (int32_t)(uint32_t)v;
+        *keep = op == WAITIO_AMO_MIN ? !(x < o) : !(x > o);
+        return (uint32_t)x;
+    }
+    case WAITIO_AMO_INT64: {
+        int64_t o = (int64_t)old, x = (int64_t)v;
+        *keep = op == WAITIO_AMO_MIN ? !(x < o) : !(x > o);
+        return (uint64_t)x;
+    }
+    default: /* unsigned */
+        *keep = op == WAITIO_AMO_MIN ? !(v < old) : !(v > old);
+        return v;
+    }
+}
+
+#define CAS_LOOP(T, p, op, type, operand, out)                                                     \
+    do {                                                                                           \
+        _Atomic T *a = (_Atomic T *)(p);                                                           \
+        T o = atomic_load_explicit(a, memory_order_acquire);                                       \
+        for (;;) {                                                                                 \
+            int keep;                                                                              \
+            T n = (T)cas_new(op, type, o, operand, &keep);                                         \
+            if (keep || atomic_compare_exchange_weak(a, &o, n))                                    \
+                break;                                                                             \
+        }                                                                                          \
+        out = o;                                                                                   \
+    } while (0)
+
+static int needs_cas(int op, int type)
+{
+    return op == WAITIO_AMO_MIN || op == WAITIO_AMO_MAX ||
+           (op == WAITIO_AMO_ADD && (type == WAITIO_AMO_FLOAT || type == WAITIO_AMO_DOUBLE));
 }
 
 #define APPLY(T, p, op, operand, compare, out)                                                     \
@@ -56,6 +128,16 @@ int wio_amo_check(int op, int type)
 
 uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t compare)
 {
+    if (needs_cas(op, type)) {
+        if (wio_amo_size(type) == 4) {
+            uint32_t out;
+            CAS_LOOP(uint32_t, p, op, type, (uint32_t)operand, out);
+            return out;
+        }
+        uint64_t out;
+        CAS_LOOP(uint64_t, p, op, type, operand, out);
+        return out;
+    }
     if (wio_amo_size(type) == 4) {
         uint32_t out;
         APPLY(uint32_t, p, op, operand, compare, out);

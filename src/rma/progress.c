@@ -3,7 +3,8 @@
  * and two-sided protocol steps while the user's thread computes, so a target need not call
  * WaitIO for a get, an atomic or a call on it to complete. docs/one-sided.md, "Progress".
  *
- * While it runs, every API entry point takes the process-wide lock (core/api_lock.h). The
+ * While it runs, every API entry point takes the process-wide lock (core/api_lock.h; in the
+ * "multiple" thread level they take it anyway, and stopping the thread leaves it on). The
  * thread never spins and never competes with a user thread that is making progress itself:
  *   - it takes the lock, runs one progress round (a forced epoll included) and looks at the
  *     count of user entries; if the user entered the library since its last look, it naps for
@@ -154,7 +155,8 @@ int wio_progress_thread_start(wio_rma *r)
     int rc = pthread_create(&t->tid, NULL, thread_main, t);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
-        __atomic_store_n(&wio_api_locking, 0, __ATOMIC_SEQ_CST);
+        /* the "multiple" thread level keeps the lock on */
+        __atomic_store_n(&wio_api_locking, __atomic_load_n(&wio_api_multiple, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
         wio_api_on_enter = NULL;
         running_thread = NULL;
         close(t->evfd);
@@ -174,7 +176,7 @@ void wio_progress_thread_stop(wio_rma *r)
     atomic_store(&t->stop, 1);
     wake(t);
     pthread_join(t->tid, NULL);
-    __atomic_store_n(&wio_api_locking, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&wio_api_locking, __atomic_load_n(&wio_api_multiple, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
     wio_api_on_enter = NULL;
     running_thread = NULL;
     if (t->armed)

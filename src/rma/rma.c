@@ -109,6 +109,7 @@ void wio_rma_finalize(wio_engine *e)
               "frames; %llu requests served", (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy,
               (unsigned long long)r->ops_frames, (unsigned long long)r->served);
     (void)wio_am_quiet(r);
+    wio_fut_free_all(r);
     wio_win_retire_all(r);
     wio_rpc_free_all(r);
 }

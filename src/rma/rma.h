@@ -8,6 +8,7 @@
  *   atomic.c    the atomic operations on a word, one implementation for every path
  *   rpc.c       remote procedure call handlers and the calls waiting to run
  *   progress.c  the progress thread
+ *   future.c    futures (then, when_all), non-blocking collectives, distributed objects
  *   api.c       the public functions: argument checks and the choice of path per target
  */
 #ifndef WIO_RMA_H
@@ -131,6 +132,7 @@ typedef struct wio_rma {
     uint64_t counter;           /* names of segments */
     /* counters for the finalize log: operations by path, requests served */
     uint64_t ops_mapped, ops_copy, ops_frames, served;
+    struct wio_futs *futs;      /* futures and distributed objects (future.c), made on first use */
 } wio_rma;
 
 /* rma.c */
@@ -173,6 +175,9 @@ int wio_am_rpc(wio_rma *r, wio_group *g, int rank, int id, const void *args, siz
 int wio_am_flush(wio_rma *r, uint32_t pid);     /* blocking round trip if pid is dirty */
 int wio_am_quiet(wio_rma *r);                   /* every dirty target, every implicit operation */
 int wio_am_fence(wio_rma *r);
+/* Starts a FLUSH to pid if it is dirty (*out = its request, else NULL): it completes once every
+ * earlier frame of ours was applied there (a put future's remote completion, future.c). */
+int wio_am_flush_begin(wio_rma *r, uint32_t pid, wio_req_impl **out);
 /* engine hooks */
 int wio_am_frame_begin(void *ctx, uint32_t peer, const wio_frame_hdr *h, uint8_t **dest);
 int wio_am_frame_end(void *ctx, uint32_t peer, const wio_frame_hdr *h);
@@ -191,6 +196,7 @@ int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, co
 size_t wio_amo_size(int type);
 /* 0 or WAITIO_ERR_ARG when the op is not defined on the type */
 int wio_amo_check(int op, int type);
+int wio_amo_defined(int op, int type);  /* the same without a message (the target's check) */
 /* Applies op atomically to the word at p; returns the old value (zero-extended). */
 uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t compare);
 
@@ -198,6 +204,10 @@ uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t com
 void wio_rpc_deferred(void *ctx);            /* engine hook: runs waiting calls */
 void wio_rpc_free_all(wio_rma *r);
 int wio_rpc_has_handlers(const wio_rma *r);
+
+/* future.c */
+void wio_fut_progress(wio_rma *r);  /* notices completions, runs the callbacks that are due */
+void wio_fut_free_all(wio_rma *r);  /* finalize: every future and object record goes */
 
 /* progress.c */
 int wio_progress_thread_start(wio_rma *r);

@@ -580,7 +580,49 @@ int wio_win_in_bounds(const struct waitio_win *w, uint64_t off, uint64_t len)
 
 /* ---- shared segments ---------------------------------------------------------------------- */
 
-static int seg_create(wio_rma *r, size_t len, char name[NAME_MAX_LEN], void **map)
+/* The alignment of a heap mapping whose parts are `stride` bytes apart: the next power of two
+ * >= stride (at most 1 GiB, at least a page). Every part then starts at a multiple of the largest
+ * power of two dividing the stride (and the first, or only, part at the mapping's alignment), so
+ * that an offset aligned to such a power is an aligned address on every member: OpenSHMEM's
+ * shmem_align needs that for alignments above a page. */
+static size_t heap_map_align(size_t stride, size_t page)
+{
+    size_t a = page;
+    while (a < stride && a < ((size_t)1 << 30))
+        a <<= 1;
+    return a;
+}
+
+/* Maps len bytes of fd (MAP_SHARED), or anonymous private memory when fd < 0, at an address that
+ * is a multiple of align (a power of two): a PROT_NONE reservation of len + align bytes is made
+ * first (address space only), the mapping placed inside it and the rest given back. */
+static void *map_aligned(size_t len, size_t align, int fd)
+{
+    if (len > SIZE_MAX - align) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    size_t span = len + align;
+    uint8_t *res = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (res == MAP_FAILED)
+        return MAP_FAILED;
+    uint8_t *at = (uint8_t *)(((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1));
+    void *p = fd < 0 ? mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+                     : mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        int err = errno;
+        munmap(res, span);
+        errno = err;
+        return MAP_FAILED;
+    }
+    if (at > res)
+        munmap(res, (size_t)(at - res));
+    if (res + span > at + len)
+        munmap(at + len, (size_t)(res + span - (at + len)));
+    return p;
+}
+
+static int seg_create(wio_rma *r, size_t len, size_t align, char name[NAME_MAX_LEN], void **map)
 {
     uint32_t rnd = 0;
     if (wio_random_bytes((uint8_t *)&rnd, sizeof rnd) != 0)
@@ -591,7 +633,7 @@ static int seg_create(wio_rma *r, size_t len, char name[NAME_MAX_LEN], void **ma
     if (fd < 0)
         return wio_fail(WAITIO_ERR_SYS, "shm_open(%s): %s", name, strerror(errno));
     int err = ftruncate(fd, (off_t)len) == 0 ? posix_fallocate(fd, 0, (off_t)len) : errno;
-    void *p = err ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = err ? MAP_FAILED : map_aligned(len, align, fd);
     if (!err && p == MAP_FAILED)
         err = errno;
     close(fd);
@@ -606,7 +648,7 @@ static int seg_create(wio_rma *r, size_t len, char name[NAME_MAX_LEN], void **ma
 
 /* Maps a segment another member created: only names of the form we create, only a segment of
  * this user, private to it, of the expected size. */
-static int seg_attach(const char *name, size_t len, void **map)
+static int seg_attach(const char *name, size_t len, size_t align, void **map)
 {
     size_t n = strnlen(name, NAME_MAX_LEN);
     if (n == NAME_MAX_LEN || n < 10 || strncmp(name, "/waitio-", 8) != 0)
@@ -622,7 +664,7 @@ static int seg_attach(const char *name, size_t len, void **map)
         close(fd);
         return wio_fail(WAITIO_ERR_PROTO, "heap segment %s: wrong size, owner or mode", name);
     }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = map_aligned(len, align, fd);
     int err = errno;
     close(fd);
     if (p == MAP_FAILED)
@@ -777,12 +819,12 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
     if (!local_err && stride && (nlocal == 1 || leader == me)) {
         w->map_len = map_len;
         if (nlocal == 1) {
-            w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            w->map = map_aligned(w->map_len, heap_map_align(stride, r->page), -1);
             if (w->map == MAP_FAILED) {
                 w->map = NULL;
                 local_err = wio_fail(WAITIO_ERR_NOMEM, "cannot map a %zu-byte window", w->map_len);
             }
-        } else if ((local_err = seg_create(r, w->map_len, name, &w->map))) {
+        } else if ((local_err = seg_create(r, w->map_len, heap_map_align(stride, r->page), name, &w->map))) {
             w->map = NULL;
         }
     }
@@ -811,7 +853,7 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
             local_err = wio_fail(lerr && lerr < 0x10000 ? (int)lerr : WAITIO_ERR_PROTO, "the member that makes "
                                  "this host's heap segment (rank %d) failed: %s", leader,
                                  waitio_strerror(lerr && lerr < 0x10000 ? (int)lerr : WAITIO_ERR_PROTO));
-        else if ((local_err = seg_attach(lname, map_len, &w->map)) == 0)
+        else if ((local_err = seg_attach(lname, map_len, heap_map_align(stride, r->page), &w->map)) == 0)
             w->map_len = map_len;
         else
             w->map = NULL;

@@ -13,11 +13,11 @@
 #include "shmem/shmem_internal.h"
 
 #define DEFAULT_HEAP (64u << 20)
+#define HEAP_ROUND_MIN 4096u /* the least heap: a page */
 #define RPC_GLOBAL_EXIT 0xff00 /* WaitIO's own handler ids start at 0xff00 */
 
 wio_shmem_state wio_shmem;
 struct waitio_shmem_team waitio_shmem_team_world, waitio_shmem_team_shared;
-struct waitio_shmem_ctx waitio_shmem_ctx_default = {.options = 0, .team = &waitio_shmem_team_world};
 
 /* ---- errors and waiting ------------------------------------------------------------------ */
 
@@ -78,9 +78,25 @@ void wio_shmem_sym(const void *addr, size_t len, int pe, const char *what, waiti
 
 /* ---- set-up ------------------------------------------------------------------------------- */
 
+/* The heap size, rounded up for shmem_align: to a multiple of 2 MiB, or to a power of two when
+ * smaller. The parts of a host's shared segment lie that many bytes apart (window.c aligns the
+ * mapping), so every PE's part starts on a multiple of 2 MiB (of the whole heap when smaller). */
+static size_t heap_rounded(size_t size)
+{
+    const size_t big = (size_t)2 << 20;
+    if (size >= big)
+        return (size + big - 1) & ~(big - 1);
+    size_t p = HEAP_ROUND_MIN;
+    while (p < size)
+        p <<= 1;
+    return p;
+}
+
 static size_t heap_size_from_env(void)
 {
     const char *v = getenv("SHMEM_SYMMETRIC_SIZE");
+    if (!v || !*v)
+        v = getenv("SMA_SYMMETRIC_SIZE"); /* its name before 1.4, deprecated */
     if (!v || !*v)
         v = getenv("WAITIO_SYMMETRIC_SIZE");
     if (!v || !*v)
@@ -98,7 +114,7 @@ static size_t heap_size_from_env(void)
         end++;
     if (end == v || *end || !(x > 0) || x * mult > 1e15)
         wio_shmem_fatal("SHMEM_SYMMETRIC_SIZE=%s is not a size (bytes, with an optional K, M or G)", v);
-    return (size_t)(x * mult);
+    return heap_rounded((size_t)(x * mult));
 }
 
 static int h_global_exit(int origin, const void *args, size_t len, void *reply, size_t *reply_len, void *user)
@@ -135,17 +151,11 @@ static void init_layer(void)
     waitio_win_base(S.data, &dbase, &S.data_size);
     S.data_base = (uintptr_t)dbase;
     S.heap_ptr = calloc((size_t)S.npes, sizeof *S.heap_ptr);
-    S.shared = calloc((size_t)S.npes, sizeof *S.shared);
-    if (!S.heap_ptr || !S.shared)
+    if (!S.heap_ptr)
         wio_shmem_fatal("shmem_init: out of memory");
-    for (int pe = 0; pe < S.npes; pe++) {
+    for (int pe = 0; pe < S.npes; pe++)
         S.heap_ptr[pe] = waitio_win_ptr(S.heap, pe, 0);
-        if (S.heap_ptr[pe]) {
-            if (pe == S.me)
-                S.my_shared = S.nshared;
-            S.shared[S.nshared++] = pe;
-        }
-    }
+    wio_shmem_teams_init(); /* team.c: SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED (from heap_ptr) */
     wio_shmem_check(waitio_rpc_register(RPC_GLOBAL_EXIT, h_global_exit, NULL), "shmem_init");
     S.ready = 1;
     wio_shmem_check(waitio_mpi_barrier(S.world), "shmem_init: barrier");
@@ -153,18 +163,27 @@ static void init_layer(void)
 
 void shmem_init(void) { init_layer(); }
 
+/* The level granted: shmem_init's is SERIALIZED (what WaitIO is by default); MULTIPLE switches
+ * WaitIO to its "multiple" level first (waitio_thread_multiple: every call takes its lock, and
+ * blocking waits give it away between progress rounds), which stays on. */
+static int thread_level = SHMEM_THREAD_SERIALIZED;
+
 int shmem_init_thread(int requested, int *provided)
 {
+    int level = requested < SHMEM_THREAD_MULTIPLE ? requested : SHMEM_THREAD_MULTIPLE;
+    if (level == SHMEM_THREAD_MULTIPLE)
+        wio_shmem_check(waitio_thread_multiple(), "shmem_init_thread");
     init_layer();
+    thread_level = level;
     if (provided)
-        *provided = requested < SHMEM_THREAD_SERIALIZED ? requested : SHMEM_THREAD_SERIALIZED;
+        *provided = level;
     return 0;
 }
 
 void shmem_query_thread(int *provided)
 {
     if (provided)
-        *provided = SHMEM_THREAD_SERIALIZED;
+        *provided = thread_level;
 }
 
 void start_pes(int npes)
@@ -181,8 +200,8 @@ void shmem_finalize(void)
     wio_shmem_check(waitio_win_free(S.heap), "shmem_finalize: the symmetric heap");
     wio_shmem_check(waitio_win_free(S.data), "shmem_finalize: the data segment");
     waitio_rpc_register(RPC_GLOBAL_EXIT, NULL, NULL);
+    wio_shmem_teams_fini();
     free(S.heap_ptr);
-    free(S.shared);
     int owns = S.owns_waitio;
     memset(&S, 0, sizeof S);
     if (owns)
@@ -278,81 +297,96 @@ void shmem_info_get_name(char *name)
         snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
 
-int shmem_team_my_pe(shmem_team_t team)
-{
-    if (!S.ready)
-        return -1;
-    if (team == SHMEM_TEAM_WORLD)
-        return S.me;
-    if (team == SHMEM_TEAM_SHARED)
-        return S.my_shared;
-    return -1;
-}
-
-int shmem_team_n_pes(shmem_team_t team)
-{
-    if (!S.ready)
-        return -1;
-    if (team == SHMEM_TEAM_WORLD)
-        return S.npes;
-    if (team == SHMEM_TEAM_SHARED)
-        return S.nshared;
-    return -1;
-}
-
-int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
-{
-    if (!S.ready || src_pe < 0 || src_pe >= shmem_team_n_pes(src_team))
-        return -1;
-    int world = src_team == SHMEM_TEAM_WORLD ? src_pe : src_team == SHMEM_TEAM_SHARED ? S.shared[src_pe] : -1;
-    if (world < 0 || dest_team == SHMEM_TEAM_WORLD)
-        return world;
-    if (dest_team == SHMEM_TEAM_SHARED)
-        for (int i = 0; i < S.nshared; i++)
-            if (S.shared[i] == world)
-                return i;
-    return -1;
-}
-
 /* ---- symmetric heap ------------------------------------------------------------------------ */
 
+/* Alignments up to a page hold on every PE: heap parts start on pages. Above that, shmem_align
+ * can give what every PE's heap base is a multiple of: window.c aligns heap mappings, and
+ * heap_size_from_env rounds the size so that each part of a host's shared segment starts on a
+ * multiple of 2 MiB (or of the whole heap when it is smaller). The least over the PEs of the
+ * largest power of two dividing the base: a collective, which shmem_align is (every PE calls it
+ * with the same arguments), so it is asked each time an alignment above a page is. */
+#define HEAP_PAGE_ALIGN 4096u
+
+static uint64_t heap_align_limit(void)
+{
+    uint64_t base = (uint64_t)S.heap_base, mine = base & (~base + 1), least = 0;
+    wio_shmem_check(waitio_mpi_allreduce(&mine, &least, 1, WAITIO_MPI_UINT64_T, WAITIO_MPI_MIN, S.world),
+                    "shmem_align: agreeing on the heap's alignment");
+    return least;
+}
+
+/* A block of the heap (size > 0), or NULL with a message when it is full: the allocator is
+ * deterministic, so every PE gets the same answer. */
 static void *heap_alloc(size_t size, size_t align, const char *what)
 {
-    wio_shmem_need_init();
-    void *p = NULL;
-    if (size) {
-        size_t off;
-        int rc = waitio_win_alloc(S.heap, size, align, &off);
-        if (rc == WAITIO_ERR_NOMEM)
-            fprintf(stderr, "shmem: PE %d: %s(%zu): the symmetric heap is full (SHMEM_SYMMETRIC_SIZE=%zu)\n",
-                    S.me, what, size, S.heap_size);
-        else
-            wio_shmem_check(rc, what);
-        if (!rc)
-            p = (void *)(S.heap_base + off);
+    size_t off;
+    int rc = waitio_win_alloc(S.heap, size, align, &off);
+    if (rc == WAITIO_ERR_NOMEM) {
+        fprintf(stderr, "shmem: PE %d: %s(%zu): the symmetric heap is full (SHMEM_SYMMETRIC_SIZE=%zu)\n",
+                S.me, what, size, S.heap_size);
+        return NULL;
     }
+    wio_shmem_check(rc, what);
+    return (void *)(S.heap_base + off);
+}
+
+/* OpenSHMEM 1.5: a size of 0 is no action — NULL, and no barrier. Otherwise a barrier on exit,
+ * also when the heap is full (every PE returns NULL then). */
+static void *heap_collective_alloc(size_t size, size_t align, const char *what)
+{
+    wio_shmem_need_init();
+    if (!size)
+        return NULL;
+    void *p = heap_alloc(size, align, what);
+    shmem_barrier_all();
     return p;
 }
 
 void *shmem_malloc(size_t size)
 {
-    void *p = heap_alloc(size, 16, "shmem_malloc");
-    shmem_barrier_all();
-    return p;
+    return heap_collective_alloc(size, 16, "shmem_malloc");
+}
+
+/* The hints (SHMEM_MALLOC_ATOMICS_REMOTE, SHMEM_MALLOC_SIGNAL_REMOTE, or any other bits) are
+ * advice that changes nothing here: atomics and signals work on every heap block alike, through
+ * CPU atomics on a host and WaitIO's atomics otherwise. */
+void *shmem_malloc_with_hints(size_t size, long hints)
+{
+    (void)hints;
+    return heap_collective_alloc(size, 16, "shmem_malloc_with_hints");
 }
 
 void *shmem_align(size_t alignment, size_t size)
 {
-    if (!alignment || (alignment & (alignment - 1)))
+    wio_shmem_need_init();
+    if (!size)
         return NULL;
-    void *p = heap_alloc(size, alignment, "shmem_align");
-    shmem_barrier_all();
-    return p;
+    if (!alignment || (alignment & (alignment - 1))) {
+        fprintf(stderr, "shmem: PE %d: shmem_align(%zu, %zu): the alignment is not a power of two\n", S.me,
+                alignment, size);
+        return NULL;
+    }
+    if (alignment > HEAP_PAGE_ALIGN) {
+        uint64_t limit = heap_align_limit();
+        if (alignment > limit) {
+            fprintf(stderr, "shmem: PE %d: shmem_align(%zu, %zu): the symmetric heap serves alignments up to "
+                    "%llu bytes on every PE\n", S.me, alignment, size, (unsigned long long)limit);
+            return NULL;
+        }
+    }
+    return heap_collective_alloc(size, alignment, "shmem_align");
 }
 
 void *shmem_calloc(size_t count, size_t size)
 {
-    void *p = count && size && count <= SIZE_MAX / size ? heap_alloc(count * size, 16, "shmem_calloc") : NULL;
+    wio_shmem_need_init();
+    if (!count || !size)
+        return NULL;
+    if (count > SIZE_MAX / size) {
+        fprintf(stderr, "shmem: PE %d: shmem_calloc(%zu, %zu): the size overflows\n", S.me, count, size);
+        return NULL;
+    }
+    void *p = heap_alloc(count * size, 16, "shmem_calloc");
     if (p)
         memset(p, 0, count * size);
     shmem_barrier_all();
@@ -361,11 +395,14 @@ void *shmem_calloc(size_t count, size_t size)
 
 void shmem_free(void *ptr)
 {
+    if (!ptr) /* no action, no barrier */
+        return;
     shmem_barrier_all();
-    if (ptr)
-        wio_shmem_check(waitio_win_dealloc(S.heap, (uintptr_t)ptr - S.heap_base), "shmem_free");
+    wio_shmem_check(waitio_win_dealloc(S.heap, (uintptr_t)ptr - S.heap_base), "shmem_free");
 }
 
+/* NULL: shmem_malloc; size 0: shmem_free. Otherwise barriers on entry (nobody still uses the old
+ * block) and exit; when the heap cannot hold the new size, NULL and the old block unchanged. */
 void *shmem_realloc(void *ptr, size_t size)
 {
     if (!ptr)
@@ -374,7 +411,7 @@ void *shmem_realloc(void *ptr, size_t size)
         shmem_free(ptr);
         return NULL;
     }
-    shmem_barrier_all(); /* nobody still reads or writes the old block */
+    shmem_barrier_all();
     size_t off;
     int rc = waitio_win_realloc(S.heap, (uintptr_t)ptr - S.heap_base, size, 16, &off);
     if (rc == WAITIO_ERR_NOMEM)
@@ -385,26 +422,13 @@ void *shmem_realloc(void *ptr, size_t size)
     return rc ? NULL : (void *)(S.heap_base + off);
 }
 
+/* the deprecated (1.2) names */
 void *shmalloc(size_t size) { return shmem_malloc(size); }
 void shfree(void *ptr) { shmem_free(ptr); }
+void *shrealloc(void *ptr, size_t size) { return shmem_realloc(ptr, size); }
+void *shmemalign(size_t alignment, size_t size) { return shmem_align(alignment, size); }
 
-/* ---- ordering and barriers ------------------------------------------------------------------ */
-
-void shmem_quiet(void)
-{
-    if (S.pending) {
-        S.pending = 0;
-        wio_shmem_check(waitio_quiet(), "shmem_quiet");
-    }
-    atomic_thread_fence(memory_order_seq_cst);
-}
-
-void shmem_fence(void)
-{
-    if (S.pending)
-        wio_shmem_check(waitio_fence(), "shmem_fence");
-    atomic_thread_fence(memory_order_seq_cst);
-}
+/* ---- ordering and barriers (shmem_quiet and shmem_fence: ctx.c, per context) ------------------- */
 
 void shmem_barrier_all(void)
 {
@@ -419,184 +443,4 @@ void shmem_sync_all(void)
     wio_shmem_check(waitio_mpi_barrier(S.world), "shmem_sync_all");
 }
 
-int shmem_team_sync(shmem_team_t team)
-{
-    if (team != SHMEM_TEAM_WORLD)
-        return -1;
-    shmem_sync_all();
-    return 0;
-}
-
-/* ---- RMA ------------------------------------------------------------------------------------ */
-
-static void put_slow(void *dest, const void *source, size_t n, int pe, int nbi, const char *what)
-{
-    waitio_win_t w;
-    size_t off;
-    wio_shmem_sym(dest, n, pe, what, &w, &off);
-    S.pending = 1;
-    wio_shmem_check(nbi ? waitio_put_nbi(w, pe, off, source, n) : waitio_put(w, pe, off, source, n), what);
-}
-
-static void get_slow(void *dest, const void *source, size_t n, int pe, int nbi, const char *what)
-{
-    waitio_win_t w;
-    size_t off;
-    wio_shmem_sym(source, n, pe, what, &w, &off);
-    if (nbi)
-        S.pending = 1;
-    wio_shmem_check(nbi ? waitio_get_nbi(w, pe, off, dest, n) : waitio_get(w, pe, off, dest, n), what);
-}
-
-void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
-{
-    uint8_t *p = wio_shmem_direct(dest, nelems, pe);
-    if (WIO_SH_LIKELY(p != NULL)) {
-        memcpy(p, source, nelems);
-        return;
-    }
-    put_slow(dest, source, nelems, pe, 0, "shmem_putmem");
-}
-
-void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
-{
-    const uint8_t *p = wio_shmem_direct(source, nelems, pe);
-    if (WIO_SH_LIKELY(p != NULL)) {
-        memcpy(dest, p, nelems);
-        return;
-    }
-    get_slow(dest, source, nelems, pe, 0, "shmem_getmem");
-}
-
-void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
-{
-    uint8_t *p = wio_shmem_direct(dest, nelems, pe);
-    if (p) {
-        memcpy(p, source, nelems);
-        return;
-    }
-    put_slow(dest, source, nelems, pe, 1, "shmem_putmem_nbi");
-}
-
-void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
-{
-    const uint8_t *p = wio_shmem_direct(source, nelems, pe);
-    if (p) {
-        memcpy(dest, p, nelems);
-        return;
-    }
-    get_slow(dest, source, nelems, pe, 1, "shmem_getmem_nbi");
-}
-
-/* Strided, strides in elements of `size` bytes. */
-static void strided(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t size,
-                    int pe, int is_put)
-{
-    if (!nelems)
-        return;
-    const void *remote = is_put ? dest : source;
-    ptrdiff_t rstride = is_put ? dst : sst, lstride = is_put ? sst : dst;
-    const uint8_t *first = remote, *last = (const uint8_t *)remote + (ptrdiff_t)(nelems - 1) * rstride * (ptrdiff_t)size;
-    const uint8_t *lo = first < last ? first : last;
-    size_t span = (size_t)((first < last ? last : first) - lo) + size;
-    uint8_t *p = wio_shmem_direct(lo, span, pe);
-    uint8_t *local = is_put ? (uint8_t *)source : (uint8_t *)dest;
-    if (p) {
-        uint8_t *r = p + (first - lo);
-        for (size_t i = 0; i < nelems; i++) {
-            uint8_t *rr = r + (ptrdiff_t)i * rstride * (ptrdiff_t)size, *ll = local + (ptrdiff_t)i * lstride * (ptrdiff_t)size;
-            memcpy(is_put ? rr : ll, is_put ? ll : rr, size);
-        }
-        return;
-    }
-    waitio_win_t w;
-    size_t off;
-    wio_shmem_sym(lo, span, pe, is_put ? "shmem_iput" : "shmem_iget", &w, &off);
-    off += (size_t)(first - lo);
-    if (is_put)
-        S.pending = 1;
-    int rc = is_put ? waitio_put_strided(w, pe, off, rstride * (ptrdiff_t)size, local, lstride * (ptrdiff_t)size, size, nelems)
-                    : waitio_get_strided(w, pe, off, rstride * (ptrdiff_t)size, local, lstride * (ptrdiff_t)size, size, nelems);
-    wio_shmem_check(rc, is_put ? "shmem_iput" : "shmem_iget");
-}
-
-#define DEF_SIZE(BITS, BYTES)                                                                           \
-    void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe)                         \
-    {                                                                                                   \
-        shmem_putmem(dest, source, nelems * BYTES, pe);                                                 \
-    }                                                                                                   \
-    void shmem_get##BITS(void *dest, const void *source, size_t nelems, int pe)                         \
-    {                                                                                                   \
-        shmem_getmem(dest, source, nelems * BYTES, pe);                                                 \
-    }                                                                                                   \
-    void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                   \
-    {                                                                                                   \
-        shmem_putmem_nbi(dest, source, nelems * BYTES, pe);                                             \
-    }                                                                                                   \
-    void shmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                   \
-    {                                                                                                   \
-        shmem_getmem_nbi(dest, source, nelems * BYTES, pe);                                             \
-    }                                                                                                   \
-    void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                                   \
-        strided(dest, source, dst, sst, nelems, BYTES, pe, 1);                                          \
-    }                                                                                                   \
-    void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                                   \
-        strided(dest, source, dst, sst, nelems, BYTES, pe, 0);                                          \
-    }
-WAITIO_SHMEM_SIZES(DEF_SIZE)
-
-#define DEF_RMA(T, N)                                                                                   \
-    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)                               \
-    {                                                                                                   \
-        shmem_putmem(dest, source, nelems * sizeof(T), pe);                                             \
-    }                                                                                                   \
-    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)                               \
-    {                                                                                                   \
-        shmem_getmem(dest, source, nelems * sizeof(T), pe);                                             \
-    }                                                                                                   \
-    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                           \
-    {                                                                                                   \
-        shmem_putmem_nbi(dest, source, nelems * sizeof(T), pe);                                         \
-    }                                                                                                   \
-    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                           \
-    {                                                                                                   \
-        shmem_getmem_nbi(dest, source, nelems * sizeof(T), pe);                                         \
-    }                                                                                                   \
-    void shmem_##N##_p(T *dest, T value, int pe)                                                        \
-    {                                                                                                   \
-        T *p = (T *)(void *)wio_shmem_direct(dest, sizeof(T), pe);                                      \
-        if (p)                                                                                          \
-            *p = value;                                                                                 \
-        else                                                                                            \
-            put_slow(dest, &value, sizeof(T), pe, 0, "shmem_p");                                        \
-    }                                                                                                   \
-    T shmem_##N##_g(const T *source, int pe)                                                            \
-    {                                                                                                   \
-        const T *p = (const T *)(const void *)wio_shmem_direct(source, sizeof(T), pe);                  \
-        if (p)                                                                                          \
-            return *p;                                                                                  \
-        T v;                                                                                            \
-        get_slow(&v, source, sizeof(T), pe, 0, "shmem_g");                                              \
-        return v;                                                                                       \
-    }                                                                                                   \
-    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                                   \
-        strided(dest, source, dst, sst, nelems, sizeof(T), pe, 1);                                      \
-    }                                                                                                   \
-    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                                   \
-        strided(dest, source, dst, sst, nelems, sizeof(T), pe, 0);                                      \
-    }                                                                                                   \
-    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,            \
-                                uint64_t signal, int sig_op, int pe)                                    \
-    {                                                                                                   \
-        shmem_putmem_signal(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);            \
-    }                                                                                                   \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,        \
-                                    uint64_t signal, int sig_op, int pe)                                \
-    {                                                                                                   \
-        shmem_putmem_signal_nbi(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);        \
-    }
-WAITIO_SHMEM_RMA_TYPES(DEF_RMA)
+/* ---- RMA: ctx.c (every context, the default one included) -------------------------------- */

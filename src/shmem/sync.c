@@ -1,8 +1,9 @@
 /*
  * sync.c — point-to-point synchronisation: wait_until / test on local symmetric words (one
  * implementation over 2-, 4- and 8-byte, signed and unsigned words; WaitIO progresses between
- * looks so that updates arriving as frames are applied), put-with-signal, signal fetch and wait,
- * and the distributed locks (a word on PE 0 taken by compare-and-swap).
+ * looks so that updates arriving as frames are applied; the _any forms are fair: every ready index
+ * is eventually returned), signal fetch and wait (put-with-signal itself: ctx.c), and the
+ * distributed locks (a word on PE 0 taken by compare-and-swap).
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -21,6 +22,7 @@ typedef struct word_set {
     const void *values;       /* per-element values (vector forms), or NULL */
     size_t *indices;          /* some: where the matches go */
     int mode;                 /* 0 one, 1 all, 2 any, 3 some */
+    size_t start;             /* any: the index the scan starts at (fairness, below) */
     size_t result;
 } word_set;
 
@@ -74,12 +76,75 @@ static int elem_holds(const word_set *w, size_t i)
     return holds(load_word(w->ivars, i, w->size, w->is_signed), b, w->size == 8 && !w->is_signed, w->cmp);
 }
 
-/* Evaluates the set once; 1 when its condition is met (result set for any / some). */
+/* ---- fairness of the _any forms ------------------------------------------------------------
+ * OpenSHMEM 1.5: if element i stays ready, a series of calls of wait_until_any / test_any on the
+ * array must eventually return i — even when the caller never masks what it was given (the
+ * specification's own shmem_test_any example). So the scan of an _any call starts just after
+ * the index the previous call on the same array returned (round robin: with k ready elements,
+ * each is returned within k calls). That position is kept per thread in a small table keyed by
+ * the array's address and length; when another array took the slot since (two arrays hashing
+ * alike, used alternately), the start is random instead, which still returns every ready index
+ * with probability one. The _some forms return every ready index and need no such state. */
+
+#define FAIR_SLOTS 64
+
+typedef struct fair_slot {
+    const volatile void *ivars;
+    size_t n;
+    size_t next;              /* where the next scan of this array starts */
+} fair_slot;
+
+static _Thread_local fair_slot fair_table[FAIR_SLOTS];
+static _Thread_local uint64_t fair_rng;
+
+static fair_slot *fair_lookup(const volatile void *ivars)
+{
+    uint64_t h = (uint64_t)(uintptr_t)ivars * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
+    return &fair_table[h >> 58];                                      /* top 6 bits: 64 slots */
+}
+
+static size_t fair_random(size_t n)
+{
+    if (!fair_rng) /* a per-thread seed: the table's address differs between threads */
+        fair_rng = (uint64_t)(uintptr_t)fair_table ^ 0x2545f4914f6cdd1dull;
+    fair_rng ^= fair_rng << 13; /* xorshift64 */
+    fair_rng ^= fair_rng >> 7;
+    fair_rng ^= fair_rng << 17;
+    return (size_t)(fair_rng % n);
+}
+
+/* The index where the scan of an _any call on ivars[0..n) starts. */
+static size_t fair_start(const volatile void *ivars, size_t n)
+{
+    if (n < 2)
+        return 0;
+    fair_slot *s = fair_lookup(ivars);
+    if (s->ivars == ivars && s->n == n)
+        return s->next % n;
+    s->ivars = ivars;
+    s->n = n;
+    s->next = fair_random(n);
+    return s->next;
+}
+
+/* An _any call returned index i: the next one on the array starts after it. */
+static void fair_returned(const volatile void *ivars, size_t n, size_t i)
+{
+    fair_slot *s = fair_lookup(ivars);
+    if (n >= 2 && s->ivars == ivars && s->n == n)
+        s->next = (i + 1) % n;
+}
+
+/* Evaluates the set once; 1 when its condition is met (result set for any / some). The _any
+ * mode scans from w->start round the array; the others in index order. */
 static int evaluate(void *arg)
 {
     word_set *w = arg;
     size_t active = 0, found = 0;
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t k = 0; k < w->n; k++) {
+        size_t i = k;
+        if (w->mode == 2 && (i = w->start + k) >= w->n) /* start < n: one wrap at most */
+            i -= w->n;
         if (w->status && w->status[i])
             continue;
         active++;
@@ -104,10 +169,25 @@ static int evaluate(void *arg)
     return 1;
 }
 
+/* An _any call starts where fairness says and records what it returned. */
+static void any_begin(word_set *w)
+{
+    if (w->mode == 2)
+        w->start = fair_start(w->ivars, w->n);
+}
+
+static void any_end(const word_set *w)
+{
+    if (w->mode == 2 && w->result != SIZE_MAX)
+        fair_returned(w->ivars, w->n, w->result);
+}
+
 static size_t do_wait(word_set *w)
 {
     wio_shmem_need_init();
+    any_begin(w);
     wio_shmem_wait(evaluate, w);
+    any_end(w);
     return w->result;
 }
 
@@ -115,10 +195,14 @@ static size_t do_test(word_set *w)
 {
     wio_shmem_need_init();
     wio_shmem_check(waitio_progress(), "shmem_test");
+    any_begin(w);
     int ok = evaluate(w);
     if (w->mode <= 1)
         return (size_t)ok;
-    return ok ? w->result : (w->mode == 2 ? SIZE_MAX : 0);
+    if (!ok)
+        return w->mode == 2 ? SIZE_MAX : 0;
+    any_end(w);
+    return w->result;
 }
 
 #define IS_SIGNED(T) ((T)-1 < (T)1) /* not "< 0": -Wtype-limits */
@@ -190,6 +274,22 @@ static size_t do_test(word_set *w)
         SET(T, ivars, nelems, status, cmp, cmp_value, NULL, indices, 3);                                \
         return do_test(&w);                                                                             \
     }                                                                                                   \
+    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values) \
+    {                                                                                                   \
+        SET(T, ivars, nelems, status, cmp, 0, cmp_values, NULL, 1);                                     \
+        return (int)do_test(&w);                                                                        \
+    }                                                                                                   \
+    size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values) \
+    {                                                                                                   \
+        SET(T, ivars, nelems, status, cmp, 0, cmp_values, NULL, 2);                                     \
+        return do_test(&w);                                                                             \
+    }                                                                                                   \
+    size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status,    \
+                                        int cmp, T *cmp_values)                                         \
+    {                                                                                                   \
+        SET(T, ivars, nelems, status, cmp, 0, cmp_values, indices, 3);                                  \
+        return do_test(&w);                                                                             \
+    }                                                                                                   \
     void shmem_##N##_wait(T *ivar, T cmp_value)                                                         \
     {                                                                                                   \
         shmem_##N##_wait_until(ivar, SHMEM_CMP_NE, cmp_value);                                          \
@@ -198,45 +298,14 @@ WAITIO_SHMEM_P2P_TYPES(DEF_P2P)
 
 /* ---- signals -------------------------------------------------------------------------------- */
 
-static void put_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                       int sig_op, int pe, int nbi)
-{
-    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
-        wio_shmem_fatal("shmem_put_signal: unknown signal operation %d", sig_op);
-    uint8_t *d = wio_shmem_direct(dest, nelems, pe), *s = wio_shmem_direct(sig_addr, 8, pe);
-    if (d && s && !S.pending) {
-        memcpy(d, source, nelems);
-        if (sig_op == SHMEM_SIGNAL_SET)
-            __atomic_store_n((uint64_t *)(void *)s, signal, __ATOMIC_RELEASE);
-        else
-            __atomic_fetch_add((uint64_t *)(void *)s, signal, __ATOMIC_RELEASE);
-        return;
-    }
-    waitio_win_t w, sw;
-    size_t off, soff;
-    wio_shmem_sym(dest, nelems, pe, "shmem_put_signal", &w, &off);
-    wio_shmem_sym(sig_addr, 8, pe, "shmem_put_signal (signal)", &sw, &soff);
-    S.pending = 1;
-    int op = sig_op == SHMEM_SIGNAL_SET ? WAITIO_SIGNAL_SET : WAITIO_SIGNAL_ADD;
-    wio_shmem_check(nbi ? waitio_put_signal_nbi(w, pe, off, source, nelems, sw, soff, signal, op)
-                        : waitio_put_signal(w, pe, off, source, nelems, sw, soff, signal, op),
-                    "shmem_put_signal");
-}
-
-void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                         int sig_op, int pe)
-{
-    put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe, 0);
-}
-
-void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
-{
-    put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe, 1);
-}
+/* put-with-signal (every context): ctx.c */
 
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 {
+    /* like shmem_test: a loop polling the signal must also see one that arrives as a frame
+     * (over tcp, with no progress thread), so WaitIO progresses first */
+    wio_shmem_need_init();
+    wio_shmem_check(waitio_progress(), "shmem_signal_fetch");
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
