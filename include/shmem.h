@@ -14,7 +14,9 @@
  * with status 1 (the launcher then stops the others).
  *
  * Contexts (shmem_ctx_*): each tracks what it has in flight through WaitIO, so its quiet
- * completes its own operations (docs/one-sided.md, "Contexts").
+ * completes its own operations (docs/one-sided.md, "Contexts"). Every routine also exists as
+ * pshmem_<name> (pshmem.h, the profiling interface); the shmem_ names are weak, so a tool's own
+ * definition takes their place. After adding a routine here, run tools/gen-pshmem.py.
  */
 #ifndef WAITIO_SHMEM_H
 #define WAITIO_SHMEM_H

@@ -35,6 +35,13 @@ PUT_OFF, PUB_OFF, NBI_OFF, AMO_OFF, STR_OFF = 0, 2 * 65536, 4 * 65536, 6 * 65536
 SZ = 60000  # bytes of each patterned transfer
 
 
+def say(line):
+    """One write(2) per line: the two processes share the launcher's output, and a print's text
+    and newline may reach it in two pieces, with the other process's line between them."""
+    sys.stdout.flush()
+    os.write(1, (line + "\n").encode())
+
+
 def pattern(rank, salt, n=SZ):
     return random.Random(rank * 1000 + salt).randbytes(n)
 
@@ -281,7 +288,7 @@ def run_all():
         only = sys.argv[2].split(",") if len(sys.argv) > 2 else list(cases)  # a subset, to debug
         done = [cases[c]() for c in only]
         world.Barrier()
-        print(f"pb_futures ok: rank {me} of {n}, {'; '.join(done)} in {time.monotonic() - t0:.2f} s", flush=True)
+        say(f"pb_futures ok: rank {me} of {n}, {'; '.join(done)} in {time.monotonic() - t0:.2f} s")
         win.Free()
 
 
@@ -293,7 +300,7 @@ def run_kill():
     win = waitio.Window.allocate(world, 65536)
     if me == 1:  # the first call kills it inside its handler: no call is ever answered
         def die(origin, a):
-            print("victim: dying", flush=True)
+            say("victim: dying")
             os.kill(os.getpid(), signal.SIGKILL)
         waitio.rpc_register(21, die)
         world.Barrier()
@@ -313,7 +320,7 @@ def run_kill():
         exc = f.exception(timeout=20)
         assert isinstance(exc, waitio.Error) and exc.code in (9, 10), (f, exc)
     took = time.monotonic() - t0
-    print(f"survivor: {len(rpcs) + 2} futures failed after {took:.2f} s: {exc} (code {exc.code})", flush=True)
+    say(f"survivor: {len(rpcs) + 2} futures failed after {took:.2f} s: {exc} (code {exc.code})")
     os._exit(0)  # the peer is gone: no collective finalize
 
 
