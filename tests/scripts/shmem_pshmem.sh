@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # shmem_pshmem.sh — the OpenSHMEM profiling interface (OpenSHMEM 1.5 section 10, pshmem.h):
-#  - the generated files (include/pshmem.h, src/shmem/pshmem_rename.h, src/shmem/pshmem_wrap.c)
+#  - the generated files (include/pshmem.h, src/shmem/pshmem_rename.h, pshmem_wrap.c, pshmem_alias.ld)
 #    are what tools/gen-pshmem.py gives for today's include/shmem.h (a routine added without
 #    regenerating fails here);
-#  - every shmem_ routine that libwaitio_shmem.so exports has its pshmem_ twin, the shmem_ one weak;
+#  - every shmem_ routine of libwaitio_shmem.so is an alias of its pshmem_ twin, every one of
+#    libwaitio_shmem.a weak;
 #  - a tool (tests/progs/shmem_pshmem_tool.c) that defines shmem_putmem, shmem_long_atomic_fetch_add
 #    and shmem_barrier_all and forwards to pshmem_ sees exactly the program's calls (not the
 #    library's internal ones) while the data still moves — on 2 PEs as one PB, on 3 PEs as two PBs
@@ -15,15 +16,18 @@ B=$WAITIO_BUILD_DIR S=$WAITIO_SOURCE_DIR
 t_require_progs shmem_pshmem_tool
 python3 "$S/tools/gen-pshmem.py" --check || t_fail "the generated profiling files are stale"
 
+# the shared library: every exported shmem_ routine is an alias of its pshmem_ twin (same address)
 lib=$B/src/libwaitio_shmem.so
-nm -D --defined-only "$lib" | awk '{print $2, $3}' >"$T_DIR/syms" || t_fail "nm on $lib"
-missing=$(awk '$1 ~ /^[TW]$/ && $2 ~ /^shmem_/ {print $2}' "$T_DIR/syms" | while read -r f; do
-  grep -q " p$f\$" "$T_DIR/syms" || echo "p$f"; done | head -20)
-[ -z "$missing" ] || t_fail "exported without a pshmem_ twin: $missing"
-strong=$(awk '$1 == "T" && $2 ~ /^shmem_/ {print $2}' "$T_DIR/syms" | head -5)
-[ -z "$strong" ] || t_fail "shmem_ routines must be weak (a tool's definition wins): $strong"
-n=$(grep -c ' pshmem_' "$T_DIR/syms")
-t_log "$n pshmem_ routines exported"
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TW]$/ {print $3, $1}' | sort >"$T_DIR/syms" || t_fail "nm on $lib"
+bad=$(awk '{a[$1] = $2} END {for (s in a) if (s ~ /^shmem_/ && a["p" s] != a[s]) print s}' "$T_DIR/syms" | head -20)
+[ -z "$bad" ] || t_fail "in $lib, not at the address of their pshmem_ twin: $bad"
+n=$(grep -c '^pshmem_' "$T_DIR/syms")
+# the static library: every shmem_ routine weak (a tool's definition wins in a static link)
+nm --defined-only "$B/src/libwaitio_shmem.a" 2>/dev/null | awk '$2 ~ /^[TW]$/ && $3 ~ /^shmem_/ {print $2, $3}' >"$T_DIR/ssyms"
+strong=$(awk '$1 == "T" {print $2}' "$T_DIR/ssyms" | head -5)
+[ -z "$strong" ] || t_fail "in libwaitio_shmem.a, shmem_ routines must be weak: $strong"
+[ "$(wc -l <"$T_DIR/ssyms")" -ge "$n" ] || t_fail "libwaitio_shmem.a has $(wc -l <"$T_DIR/ssyms") shmem_ routines, the shared library $n"
+t_log "$n pshmem_ routines exported; the shmem_ ones aliases (shared) and weak (static)"
 
 run=$B/tools/waitio-oshrun
 t_run_job one-pb 60 -- "$run" -np 2 "$TEST_PROGS/shmem_pshmem_tool"
