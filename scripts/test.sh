@@ -30,7 +30,9 @@ cd "$san"
 # exit in ways that are theirs, not ours).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure --timeout 300 -R "^unit\.|^mp\.core_" "$@"
-# Packaging checks (the Python sdist, the dependency installer) build nothing of ours under the
-# sanitizers: the normal pass covers them.
+# Left to the normal pass: packaging checks (the Python sdist, the dependency installer), which
+# build nothing of ours under the sanitizers, and the CPU-time and speed probes (idle waiting,
+# the benchmarks' smoke run), whose code paths the other tests run under the sanitizers too.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure --timeout 300 -E "^unit\.|^mp\.core_|fuzz_smoke|python_sdist|install_deps" "$@"
+  ctest --output-on-failure --timeout 300 \
+  -E "^unit\.|^mp\.core_|fuzz_smoke|python_sdist|install_deps|mp_idle_wait|bench_smoke" "$@"
