@@ -15,8 +15,9 @@
  *
  * Contexts (shmem_ctx_*): each tracks what it has in flight through WaitIO, so its quiet
  * completes its own operations (docs/one-sided.md, "Contexts"). Every routine also exists as
- * pshmem_<name> (pshmem.h, the profiling interface); the shmem_ names are weak, so a tool's own
- * definition takes their place. After adding a routine here, run tools/gen-pshmem.py.
+ * pshmem_<name> (pshmem.h, the profiling interface); a tool's own definition of a shmem_ name
+ * takes its place (aliases in the shared library, weak in the static one). After adding a
+ * routine here, run tools/gen-pshmem.py.
  */
 #ifndef WAITIO_SHMEM_H
 #define WAITIO_SHMEM_H
