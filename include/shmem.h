@@ -541,92 +541,66 @@ WAITIO_SHMEM_API void shmem_pcontrol(const int level, ...);
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus) && \
     !defined(WAITIO_SHMEM_NO_GENERICS)
 
-#define WAITIO_SHMEM_G14(F, X)                                                                          \
-    _Generic((X), float *: shmem_float_##F, double *: shmem_double_##F,                                 \
-             long double *: shmem_longdouble_##F, char *: shmem_char_##F, signed char *: shmem_schar_##F, \
-             short *: shmem_short_##F, int *: shmem_int_##F, long *: shmem_long_##F,                    \
-             long long *: shmem_longlong_##F, unsigned char *: shmem_uchar_##F,                         \
-             unsigned short *: shmem_ushort_##F, unsigned int *: shmem_uint_##F,                        \
-             unsigned long *: shmem_ulong_##F, unsigned long long *: shmem_ulonglong_##F)
-#define WAITIO_SHMEM_G14C(F, X)                                                                         \
-    _Generic((X), const float *: shmem_float_##F, const double *: shmem_double_##F,                     \
-             const long double *: shmem_longdouble_##F, const char *: shmem_char_##F,                   \
-             const signed char *: shmem_schar_##F, const short *: shmem_short_##F,                      \
-             const int *: shmem_int_##F, const long *: shmem_long_##F,                                  \
-             const long long *: shmem_longlong_##F, const unsigned char *: shmem_uchar_##F,             \
-             const unsigned short *: shmem_ushort_##F, const unsigned int *: shmem_uint_##F,            \
-             const unsigned long *: shmem_ulong_##F, const unsigned long long *: shmem_ulonglong_##F,   \
-             float *: shmem_float_##F, double *: shmem_double_##F,                                      \
-             long double *: shmem_longdouble_##F, char *: shmem_char_##F, signed char *: shmem_schar_##F, \
-             short *: shmem_short_##F, int *: shmem_int_##F, long *: shmem_long_##F,                    \
-             long long *: shmem_longlong_##F, unsigned char *: shmem_uchar_##F,                         \
-             unsigned short *: shmem_ushort_##F, unsigned int *: shmem_uint_##F,                        \
-             unsigned long *: shmem_ulong_##F, unsigned long long *: shmem_ulonglong_##F)
-#define WAITIO_SHMEM_GAMO(F, X)                                                                         \
-    _Generic((X), int *: shmem_int_##F, long *: shmem_long_##F, long long *: shmem_longlong_##F,        \
-             unsigned int *: shmem_uint_##F, unsigned long *: shmem_ulong_##F,                          \
-             unsigned long long *: shmem_ulonglong_##F)
-#define WAITIO_SHMEM_GEXT(F, X)                                                                         \
-    _Generic((X), int *: shmem_int_##F, long *: shmem_long_##F, long long *: shmem_longlong_##F,        \
-             unsigned int *: shmem_uint_##F, unsigned long *: shmem_ulong_##F,                          \
-             unsigned long long *: shmem_ulonglong_##F, float *: shmem_float_##F, double *: shmem_double_##F)
-#define WAITIO_SHMEM_GEXTC(F, X)                                                                        \
-    _Generic((X), const int *: shmem_int_##F, const long *: shmem_long_##F,                             \
-             const long long *: shmem_longlong_##F, const unsigned int *: shmem_uint_##F,               \
-             const unsigned long *: shmem_ulong_##F, const unsigned long long *: shmem_ulonglong_##F,   \
-             const float *: shmem_float_##F, const double *: shmem_double_##F, int *: shmem_int_##F,    \
-             long *: shmem_long_##F, long long *: shmem_longlong_##F, unsigned int *: shmem_uint_##F,   \
-             unsigned long *: shmem_ulong_##F, unsigned long long *: shmem_ulonglong_##F,               \
-             float *: shmem_float_##F, double *: shmem_double_##F)
-#define WAITIO_SHMEM_GBIT(F, X)                                                                         \
-    _Generic((X), unsigned int *: shmem_uint_##F, unsigned long *: shmem_ulong_##F,                     \
-             unsigned long long *: shmem_ulonglong_##F, int *: shmem_int32_##F, long *: shmem_int64_##F)
+/* The type tables of the generics, once: WAITIO_SHMEM_T*(P, F, X) selects P##TYPENAME_##F, with P
+ * shmem_ for the plain routines (WAITIO_SHMEM_G*) and shmem_ctx_ for the context ones (_CG*). */
+#define WAITIO_SHMEM_TG14(P, F, X) \
+    _Generic((X), float *: P##float_##F, double *: P##double_##F,                                 \
+             long double *: P##longdouble_##F, char *: P##char_##F, signed char *: P##schar_##F, \
+             short *: P##short_##F, int *: P##int_##F, long *: P##long_##F,                    \
+             long long *: P##longlong_##F, unsigned char *: P##uchar_##F,                         \
+             unsigned short *: P##ushort_##F, unsigned int *: P##uint_##F,                        \
+             unsigned long *: P##ulong_##F, unsigned long long *: P##ulonglong_##F)
+#define WAITIO_SHMEM_G14(F, X) WAITIO_SHMEM_TG14(shmem_, F, X)
+#define WAITIO_SHMEM_TG14C(P, F, X) \
+    _Generic((X), const float *: P##float_##F, const double *: P##double_##F,                     \
+             const long double *: P##longdouble_##F, const char *: P##char_##F,                   \
+             const signed char *: P##schar_##F, const short *: P##short_##F,                      \
+             const int *: P##int_##F, const long *: P##long_##F,                                  \
+             const long long *: P##longlong_##F, const unsigned char *: P##uchar_##F,             \
+             const unsigned short *: P##ushort_##F, const unsigned int *: P##uint_##F,            \
+             const unsigned long *: P##ulong_##F, const unsigned long long *: P##ulonglong_##F,   \
+             float *: P##float_##F, double *: P##double_##F,                                      \
+             long double *: P##longdouble_##F, char *: P##char_##F, signed char *: P##schar_##F, \
+             short *: P##short_##F, int *: P##int_##F, long *: P##long_##F,                    \
+             long long *: P##longlong_##F, unsigned char *: P##uchar_##F,                         \
+             unsigned short *: P##ushort_##F, unsigned int *: P##uint_##F,                        \
+             unsigned long *: P##ulong_##F, unsigned long long *: P##ulonglong_##F)
+#define WAITIO_SHMEM_G14C(F, X) WAITIO_SHMEM_TG14C(shmem_, F, X)
+#define WAITIO_SHMEM_TGAMO(P, F, X) \
+    _Generic((X), int *: P##int_##F, long *: P##long_##F, long long *: P##longlong_##F,        \
+             unsigned int *: P##uint_##F, unsigned long *: P##ulong_##F,                          \
+             unsigned long long *: P##ulonglong_##F)
+#define WAITIO_SHMEM_GAMO(F, X) WAITIO_SHMEM_TGAMO(shmem_, F, X)
+#define WAITIO_SHMEM_TGEXT(P, F, X) \
+    _Generic((X), int *: P##int_##F, long *: P##long_##F, long long *: P##longlong_##F,        \
+             unsigned int *: P##uint_##F, unsigned long *: P##ulong_##F,                          \
+             unsigned long long *: P##ulonglong_##F, float *: P##float_##F, double *: P##double_##F)
+#define WAITIO_SHMEM_GEXT(F, X) WAITIO_SHMEM_TGEXT(shmem_, F, X)
+#define WAITIO_SHMEM_TGEXTC(P, F, X) \
+    _Generic((X), const int *: P##int_##F, const long *: P##long_##F,                             \
+             const long long *: P##longlong_##F, const unsigned int *: P##uint_##F,               \
+             const unsigned long *: P##ulong_##F, const unsigned long long *: P##ulonglong_##F,   \
+             const float *: P##float_##F, const double *: P##double_##F, int *: P##int_##F,    \
+             long *: P##long_##F, long long *: P##longlong_##F, unsigned int *: P##uint_##F,   \
+             unsigned long *: P##ulong_##F, unsigned long long *: P##ulonglong_##F,               \
+             float *: P##float_##F, double *: P##double_##F)
+#define WAITIO_SHMEM_GEXTC(F, X) WAITIO_SHMEM_TGEXTC(shmem_, F, X)
+#define WAITIO_SHMEM_TGBIT(P, F, X) \
+    _Generic((X), unsigned int *: P##uint_##F, unsigned long *: P##ulong_##F,                     \
+             unsigned long long *: P##ulonglong_##F, int *: P##int32_##F, long *: P##int64_##F)
+#define WAITIO_SHMEM_GBIT(F, X) WAITIO_SHMEM_TGBIT(shmem_, F, X)
 #define WAITIO_SHMEM_GP2P(F, X)                                                                         \
     _Generic((X), short *: shmem_short_##F, int *: shmem_int_##F, long *: shmem_long_##F,               \
              long long *: shmem_longlong_##F, unsigned short *: shmem_ushort_##F,                       \
              unsigned int *: shmem_uint_##F, unsigned long *: shmem_ulong_##F,                          \
              unsigned long long *: shmem_ulonglong_##F)
 
-#define WAITIO_SHMEM_CG14(F, X)                                                                          \
-    _Generic((X), float *: shmem_ctx_float_##F, double *: shmem_ctx_double_##F,                                 \
-             long double *: shmem_ctx_longdouble_##F, char *: shmem_ctx_char_##F, signed char *: shmem_ctx_schar_##F, \
-             short *: shmem_ctx_short_##F, int *: shmem_ctx_int_##F, long *: shmem_ctx_long_##F,                    \
-             long long *: shmem_ctx_longlong_##F, unsigned char *: shmem_ctx_uchar_##F,                         \
-             unsigned short *: shmem_ctx_ushort_##F, unsigned int *: shmem_ctx_uint_##F,                        \
-             unsigned long *: shmem_ctx_ulong_##F, unsigned long long *: shmem_ctx_ulonglong_##F)
-#define WAITIO_SHMEM_CG14C(F, X)                                                                         \
-    _Generic((X), const float *: shmem_ctx_float_##F, const double *: shmem_ctx_double_##F,                     \
-             const long double *: shmem_ctx_longdouble_##F, const char *: shmem_ctx_char_##F,                   \
-             const signed char *: shmem_ctx_schar_##F, const short *: shmem_ctx_short_##F,                      \
-             const int *: shmem_ctx_int_##F, const long *: shmem_ctx_long_##F,                                  \
-             const long long *: shmem_ctx_longlong_##F, const unsigned char *: shmem_ctx_uchar_##F,             \
-             const unsigned short *: shmem_ctx_ushort_##F, const unsigned int *: shmem_ctx_uint_##F,            \
-             const unsigned long *: shmem_ctx_ulong_##F, const unsigned long long *: shmem_ctx_ulonglong_##F,   \
-             float *: shmem_ctx_float_##F, double *: shmem_ctx_double_##F,                                      \
-             long double *: shmem_ctx_longdouble_##F, char *: shmem_ctx_char_##F, signed char *: shmem_ctx_schar_##F, \
-             short *: shmem_ctx_short_##F, int *: shmem_ctx_int_##F, long *: shmem_ctx_long_##F,                    \
-             long long *: shmem_ctx_longlong_##F, unsigned char *: shmem_ctx_uchar_##F,                         \
-             unsigned short *: shmem_ctx_ushort_##F, unsigned int *: shmem_ctx_uint_##F,                        \
-             unsigned long *: shmem_ctx_ulong_##F, unsigned long long *: shmem_ctx_ulonglong_##F)
-#define WAITIO_SHMEM_CGAMO(F, X)                                                                         \
-    _Generic((X), int *: shmem_ctx_int_##F, long *: shmem_ctx_long_##F, long long *: shmem_ctx_longlong_##F,        \
-             unsigned int *: shmem_ctx_uint_##F, unsigned long *: shmem_ctx_ulong_##F,                          \
-             unsigned long long *: shmem_ctx_ulonglong_##F)
-#define WAITIO_SHMEM_CGEXT(F, X)                                                                         \
-    _Generic((X), int *: shmem_ctx_int_##F, long *: shmem_ctx_long_##F, long long *: shmem_ctx_longlong_##F,        \
-             unsigned int *: shmem_ctx_uint_##F, unsigned long *: shmem_ctx_ulong_##F,                          \
-             unsigned long long *: shmem_ctx_ulonglong_##F, float *: shmem_ctx_float_##F, double *: shmem_ctx_double_##F)
-#define WAITIO_SHMEM_CGEXTC(F, X)                                                                        \
-    _Generic((X), const int *: shmem_ctx_int_##F, const long *: shmem_ctx_long_##F,                             \
-             const long long *: shmem_ctx_longlong_##F, const unsigned int *: shmem_ctx_uint_##F,               \
-             const unsigned long *: shmem_ctx_ulong_##F, const unsigned long long *: shmem_ctx_ulonglong_##F,   \
-             const float *: shmem_ctx_float_##F, const double *: shmem_ctx_double_##F, int *: shmem_ctx_int_##F,    \
-             long *: shmem_ctx_long_##F, long long *: shmem_ctx_longlong_##F, unsigned int *: shmem_ctx_uint_##F,   \
-             unsigned long *: shmem_ctx_ulong_##F, unsigned long long *: shmem_ctx_ulonglong_##F,               \
-             float *: shmem_ctx_float_##F, double *: shmem_ctx_double_##F)
-#define WAITIO_SHMEM_CGBIT(F, X)                                                                         \
-    _Generic((X), unsigned int *: shmem_ctx_uint_##F, unsigned long *: shmem_ctx_ulong_##F,                     \
-             unsigned long long *: shmem_ctx_ulonglong_##F, int *: shmem_ctx_int32_##F, long *: shmem_ctx_int64_##F)
+#define WAITIO_SHMEM_CG14(F, X) WAITIO_SHMEM_TG14(shmem_ctx_, F, X)
+#define WAITIO_SHMEM_CG14C(F, X) WAITIO_SHMEM_TG14C(shmem_ctx_, F, X)
+#define WAITIO_SHMEM_CGAMO(F, X) WAITIO_SHMEM_TGAMO(shmem_ctx_, F, X)
+#define WAITIO_SHMEM_CGEXT(F, X) WAITIO_SHMEM_TGEXT(shmem_ctx_, F, X)
+#define WAITIO_SHMEM_CGEXTC(F, X) WAITIO_SHMEM_TGEXTC(shmem_ctx_, F, X)
+#define WAITIO_SHMEM_CGBIT(F, X) WAITIO_SHMEM_TGBIT(shmem_ctx_, F, X)
 /* OpenSHMEM 1.5: each generic RMA, atomic and signal name also takes a context as an extra first
  * argument (shmem_put(ctx, dest, source, nelems, pe)); the number of arguments selects the form. */
 #define WAITIO_SHMEM_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, N, ...) N
