@@ -306,6 +306,23 @@ t_run_job() {
   esac
 }
 
+# t_oshmem_job NAME SECS LAYOUT PROG [VAR=VAL...]: PROG as an OpenSHMEM job through waitio-oshrun
+# that must succeed; LAYOUT "N" is one PB of N PEs, "N+M+..." separately launched PBs of N, M, ...
+# T_PES is set to the number of PEs.
+t_oshmem_job() {
+  local name=$1 secs=$2 layout=$3 prog=$4 k first=1 pbs=() job=()
+  shift 4
+  IFS=+ read -ra pbs <<<"$layout"
+  T_PES=0
+  for k in "${pbs[@]}"; do
+    T_PES=$((T_PES + k))
+    [ $first = 1 ] || job+=(:)
+    job+=(-- "$WAITIO_BUILD_DIR/tools/waitio-oshrun" -np "$k" "$prog")
+    first=0
+  done
+  t_run_job "$name" "$secs" "$@" "${job[@]}"
+}
+
 if [ "$T_NAME" = lib ]; then
   # run directly (ctest runs every scripts/*.sh): a self-test of the helpers
   t_start self 5 sh -c 'echo hello; sleep 30'

@@ -10,27 +10,18 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 t_require_progs shmem_ctx
-run=$WAITIO_BUILD_DIR/tools/waitio-oshrun
 
-# one NAME TOTAL-PES VAR=VAL... -- PB-SIZES...
+# one NAME LAYOUT [VAR=VAL...]: LAYOUT "4" (one PB) or "2+2" (two PBs)
 one() {
-  local name=$1 total=$2 job=() first=1 k
+  local name=$1 layout=$2
   shift 2
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  for k in "$@"; do
-    [ $first = 1 ] || job+=(:)
-    job+=(-- "$run" -np "$k" "$TEST_PROGS/shmem_ctx")
-    first=0
-  done
-  t_run_job "$name" 60 "${envs[@]}" "${job[@]}"
-  t_expect "$name" "^shmem_ctx ok: $total PEs" "the verdict"
+  t_oshmem_job "$name" 60 "$layout" "$TEST_PROGS/shmem_ctx" "$@"
+  t_expect "$name" "^shmem_ctx ok: $T_PES PEs" "the verdict"
   t_reject "$name" "not run" "the thread cases ran"
 }
-one shm-2 2 -- 2
-one shm-4 4 -- 4
-one tcp-2 2 WAITIO_TRANSPORTS=tcp -- 1 1
-one tcp-4 4 WAITIO_TRANSPORTS=tcp -- 2 2
-one frames-2 2 WAITIO_RMA_DIRECT=0 WAITIO_PROGRESS_THREAD=0 -- 2
+one shm-2 2
+one shm-4 4
+one tcp-2 1+1 WAITIO_TRANSPORTS=tcp
+one tcp-4 2+2 WAITIO_TRANSPORTS=tcp
+one frames-2 2 WAITIO_RMA_DIRECT=0 WAITIO_PROGRESS_THREAD=0
 t_pass "contexts on 2 and 4 PEs: one PB (shm), two PBs (tcp), frames only"

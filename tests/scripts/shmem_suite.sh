@@ -14,25 +14,15 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 progs=(basic rma amo sync coll)
 for p in "${progs[@]}" exit; do t_require_progs "shmem_$p"; done
-run=$WAITIO_BUILD_DIR/tools/waitio-oshrun
 
 # case NAME NPES-LIST [VAR=VAL...]: NPES-LIST like "2" (one PB) or "2+1" (two PBs)
 case_all() {
-  local name=$1 layout=$2 p total=0 k
+  local name=$1 layout=$2 p
   shift 2
-  local pbs=()
-  IFS=+ read -ra pbs <<<"$layout"
-  for k in "${pbs[@]}"; do total=$((total + k)); done
   for p in "${progs[@]}"; do
     [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $p "* ]] && continue
-    local job=() first=1
-    for k in "${pbs[@]}"; do
-      [ $first = 1 ] || job+=(:)
-      job+=(-- "$run" -np "$k" "$TEST_PROGS/shmem_$p")
-      first=0
-    done
-    t_run_job "$name-$p" 60 "$@" "${job[@]}"
-    t_expect "$name-$p" "^shmem_$p ok: $total PEs" "the verdict"
+    t_oshmem_job "$name-$p" 60 "$layout" "$TEST_PROGS/shmem_$p" "$@"
+    t_expect "$name-$p" "^shmem_$p ok: $T_PES PEs" "the verdict"
   done
 }
 case_all one-pb 2
