@@ -571,7 +571,7 @@ static PyObject *window_strided(WindowObject *self, PyObject *args, int is_put)
 static PyObject *window_put_strided(WindowObject *self, PyObject *args) { return window_strided(self, args, 1); }
 static PyObject *window_get_strided(WindowObject *self, PyObject *args) { return window_strided(self, args, 0); }
 
-/* ---- futures of one-sided operations (waitio_put_f, _get_f, _atomic_f) ---- */
+/* ---- futures of one-sided operations (waitio_put_fut, _get_fut, _atomic_fut) ---- */
 
 static PyObject *window_xfer_f(WindowObject *self, PyObject *args, int is_put)
 {
