@@ -26,8 +26,10 @@
 
 #define ENTRY_LEN WIO_BOOT_ENTRY_LEN
 #define REGISTER_HDR WIO_BOOT_REGISTER_HDR
-_Static_assert(WIO_REGISTER_MAX == REGISTER_HDR + ENTRY_LEN * WIO_REGISTER_BLOCK,
-               "frame.h's REGISTER bound must be one block of table entries");
+_Static_assert(WIO_REGISTER_MAX >= REGISTER_HDR + ENTRY_LEN + WIO_PROC_EXT_MAX,
+               "frame.h's REGISTER bound must hold one entry with the largest extension");
+_Static_assert(WIO_BOOT_ENTRY_EXT_AT + 4 == ENTRY_LEN, "the extension's length ends the fixed part");
+_Static_assert(WIO_PROC_EXT_MAX == 2048u, "entry_why names the limit");
 #define RETRY_INTERVAL 0.2
 #define REPORT_INTERVAL 5.0 /* seconds between the info lines saying what start-up waits for */
 
@@ -51,7 +53,17 @@ static int boot_run(wio_engine *e, double deadline, double timeout);
 /* ------------------------------------------------------------------------------------ */
 /* table entries on the wire                                                             */
 
+/* The fixed part's last four bytes: the extension's length, then two reserved zero bytes. */
+#define ENTRY_EXT_LEN_AT WIO_BOOT_ENTRY_EXT_AT
+
+/* Writes p's entry: ENTRY_LEN + p->ext_len bytes (ext_len was checked against
+ * WIO_PROC_EXT_MAX before anything is encoded: self_ext_check, the parsers). */
 static void entry_encode(const wio_proc *p, uint8_t *out)
+{
+    wio_boot_entry_encode(p, out);
+}
+
+size_t wio_boot_entry_encode(const wio_proc *p, uint8_t *out)
 {
     memset(out, 0, ENTRY_LEN);
     out[0] = (p->transports & WIO_TP_TCP) ? p->addr.family : 0;
@@ -62,50 +74,120 @@ static void entry_encode(const wio_proc *p, uint8_t *out)
     out[28] = p->transports;
     wio_put_le16(out + 29, p->coll_sig);
     wio_put_le64(out + 32, p->shm_token);
+    wio_put_le16(out + ENTRY_EXT_LEN_AT, p->ext_len);
+    if (p->ext_len)
+        memcpy(out + ENTRY_LEN, p->ext, p->ext_len);
+    return ENTRY_LEN + p->ext_len;
 }
 
-/* Every transport an entry offers must come with its address. */
-static int entry_decode(const uint8_t *in, wio_proc *p)
+static size_t entry_size(const wio_proc *p) { return ENTRY_LEN + p->ext_len; }
+
+/* Decodes the entry at in, with avail bytes left in its payload: returns the entry's length
+ * (fixed part and extension), or 0 when it is malformed or runs past avail. p->ext points into
+ * in. Every length is checked against what remains before it is used, and every transport an
+ * entry offers must come with its address. */
+static size_t entry_decode(const uint8_t *in, size_t avail, wio_proc *p)
 {
     memset(p, 0, sizeof *p);
+    if (avail < ENTRY_LEN)
+        return 0;
+    uint16_t ext_len = wio_get_le16(in + ENTRY_EXT_LEN_AT);
+    if (in[ENTRY_EXT_LEN_AT + 2] || in[ENTRY_EXT_LEN_AT + 3] || ext_len > WIO_PROC_EXT_MAX ||
+        ext_len > avail - ENTRY_LEN)
+        return 0;
     p->addr.family = in[0];
     p->flags = in[1] & WIO_PROC_FLAGS;
     p->addr.port = wio_get_le16(in + 2);
     memcpy(p->addr.ip, in + 4, 16);
     p->host_id = wio_get_le64(in + 20);
-    p->transports = in[28] & (WIO_TP_TCP | WIO_TP_SHM | WIO_TP_FILE);
+    p->transports = in[28] & (WIO_TP_TCP | WIO_TP_SHM | WIO_TP_FILE | WIO_TP_UCX);
     p->coll_sig = wio_get_le16(in + 29);
     p->shm_token = wio_get_le64(in + 32);
+    p->ext_len = ext_len;
+    p->ext = ext_len ? in + ENTRY_LEN : NULL;
     if (p->transports == 0)
-        return -1;
+        return 0;
     if ((p->transports & WIO_TP_TCP) && ((p->addr.family != 4 && p->addr.family != 6) || p->addr.port == 0))
-        return -1;
+        return 0;
     if (!(p->transports & WIO_TP_TCP) && p->addr.family != 0)
-        return -1;
+        return 0;
     if ((p->transports & WIO_TP_SHM) && p->shm_token == 0)
-        return -1;
-    return 0;
+        return 0;
+    if ((p->transports & WIO_TP_UCX) && ext_len == 0) /* ucx: its worker address */
+        return 0;
+    return ENTRY_LEN + ext_len;
+}
+
+/* Why entry_decode refused the entry at in (avail bytes left). */
+static const char *entry_why(const uint8_t *in, size_t avail)
+{
+    if (avail < ENTRY_LEN)
+        return "an address entry runs past the end of the message";
+    size_t ext_len = wio_get_le16(in + ENTRY_EXT_LEN_AT);
+    if (ext_len > WIO_PROC_EXT_MAX)
+        return "an address entry's extension is longer than WIO_PROC_EXT_MAX (2048 bytes)";
+    if (ext_len > avail - ENTRY_LEN)
+        return "an address entry's extension runs past the end of the message";
+    return "malformed address entry";
+}
+
+/* Decodes the entries that fill the len bytes at in exactly: `want` of them (0: as many as
+ * there are, at most WIO_REGISTER_BLOCK). The structure is walked first, so that nothing is
+ * allocated for entries that are not there; then *out gets one allocation holding the *n
+ * entries followed by their extensions, which the entries point to (free(*out) frees both). */
+static const char *entries_decode(const uint8_t *in, size_t len, size_t want, size_t *n, wio_proc **out)
+{
+    *out = NULL;
+    size_t at = 0, count = 0, ext_total = 0;
+    while (want ? count < want : at < len) {
+        wio_proc p;
+        size_t used = entry_decode(in + at, len - at, &p);
+        if (!used)
+            return entry_why(in + at, len - at);
+        at += used;
+        ext_total += p.ext_len;
+        if (++count > WIO_REGISTER_BLOCK && !want)
+            return "more entries than one registration block holds";
+    }
+    if (at != len)
+        return "bytes left over after the address entries";
+    wio_proc *procs = malloc(count * sizeof *procs + ext_total);
+    if (!procs)
+        return "out of memory";
+    uint8_t *ext = (uint8_t *)(procs + count);
+    at = 0;
+    for (size_t i = 0; i < count; i++) {
+        at += entry_decode(in + at, len - at, &procs[i]); /* valid: walked above */
+        if (procs[i].ext_len) {
+            memcpy(ext, procs[i].ext, procs[i].ext_len);
+            procs[i].ext = ext;
+            ext += procs[i].ext_len;
+        }
+    }
+    *n = count;
+    *out = procs;
+    return NULL;
 }
 
 const char *wio_boot_parse_register(const uint8_t *p, size_t len, wio_boot_reg *out)
 {
     memset(out, 0, sizeof *out);
-    if (len < REGISTER_HDR + ENTRY_LEN || (len - REGISTER_HDR) % ENTRY_LEN != 0)
-        return "registration length is not a header plus whole entries";
+    if (len < REGISTER_HDR + ENTRY_LEN || len > WIO_REGISTER_MAX)
+        return "registration length is not a header plus at least one entry within the bound";
     int64_t npb = wio_get_le32(p), pb = wio_get_le32(p + 4), first = wio_get_le32(p + 8);
-    int64_t size = wio_get_le32(p + 12), k = (int64_t)((len - REGISTER_HDR) / ENTRY_LEN);
-    if (npb < 1 || npb > (1 << 16) || pb >= npb || size < 1 || size > (1 << 24) || first >= size ||
-        k > size - first)
+    int64_t size = wio_get_le32(p + 12);
+    if (npb < 1 || npb > (1 << 16) || pb >= npb || size < 1 || size > (1 << 24) || first >= size)
         return "registration fields out of range";
-    out->entries = malloc(sizeof(wio_proc) * (size_t)k);
-    if (!out->entries)
-        return "out of memory";
-    for (int64_t i = 0; i < k; i++)
-        if (entry_decode(p + REGISTER_HDR + (size_t)i * ENTRY_LEN, &out->entries[i]) != 0) {
-            free(out->entries);
-            out->entries = NULL;
-            return "malformed address entry";
-        }
+    size_t k = 0;
+    wio_proc *entries;
+    const char *why = entries_decode(p + REGISTER_HDR, len - REGISTER_HDR, 0, &k, &entries);
+    if (why)
+        return why;
+    if ((int64_t)k > size - first) {
+        free(entries);
+        return "registration fields out of range";
+    }
+    out->entries = entries;
     out->npb = (int)npb;
     out->pb = (int)pb;
     out->first = (int)first;
@@ -134,12 +216,16 @@ const char *wio_boot_parse_table(const uint8_t *t, size_t len, int npb, wio_boot
             return "table gives a PB an impossible size";
         total += n;
     }
-    if (total >= WIO_ID_BOOT || len != 4 + 4 * (size_t)npb + ENTRY_LEN * total)
+    size_t head = 4 + 4 * (size_t)npb;
+    if (total >= WIO_ID_BOOT || len > WIO_TABLE_MAX || (len - head) / ENTRY_LEN < total)
         return "table length does not match its PB sizes";
+    size_t n = 0;
+    const char *why = entries_decode(t + head, len - head, (size_t)total, &n, &out->procs);
+    if (why)
+        return why;
     out->nprocs = calloc((size_t)npb, sizeof(int));
     out->pb_offset = calloc((size_t)npb, sizeof(uint32_t));
-    out->procs = calloc((size_t)total, sizeof(wio_proc));
-    if (!out->nprocs || !out->pb_offset || !out->procs) {
+    if (!out->nprocs || !out->pb_offset) {
         wio_boot_table_free(out);
         return "out of memory for the address table";
     }
@@ -149,12 +235,6 @@ const char *wio_boot_parse_table(const uint8_t *t, size_t len, int npb, wio_boot
         out->pb_offset[p] = off;
         off += (uint32_t)out->nprocs[p];
     }
-    const uint8_t *q = t + 4 + 4 * (size_t)npb;
-    for (uint64_t i = 0; i < total; i++, q += ENTRY_LEN)
-        if (entry_decode(q, &out->procs[i]) != 0) {
-            wio_boot_table_free(out);
-            return "malformed address entry in the table";
-        }
     out->total = (uint32_t)total;
     return NULL;
 }
@@ -204,7 +284,7 @@ static int roster_seen(const wio_boot_roster *r, int pb, int rank)
 
 /* A PB's first registration fixes its size: the claims of all PBs together must fit
  * max_procs, checked before anything is allocated for the PB (its bits: size / 8 bytes). */
-static const char *roster_claim(wio_boot_roster *r, int pb, int size)
+static const char *roster_claim_check(const wio_boot_roster *r, int size)
 {
     static char why[160];
     if (r->claimed + (uint64_t)size > r->max_procs) {
@@ -213,6 +293,14 @@ static const char *roster_claim(wio_boot_roster *r, int pb, int size)
                  (unsigned long long)(r->claimed + (uint64_t)size), (unsigned)r->max_procs);
         return why;
     }
+    return NULL;
+}
+
+static const char *roster_claim(wio_boot_roster *r, int pb, int size)
+{
+    const char *why = roster_claim_check(r, size);
+    if (why)
+        return why;
     size_t bytes = ((size_t)size + 7) / 8;
     r->seen[pb] = calloc(bytes, 1);
     if (!r->seen[pb])
@@ -221,6 +309,14 @@ static const char *roster_claim(wio_boot_roster *r, int pb, int size)
     r->claimed += (uint64_t)size;
     r->size[pb] = size;
     return NULL;
+}
+
+/* The encoded table's length if the claims were `claimed` processes with ext_bytes of
+ * extensions: the roster keeps it within WIO_TABLE_MAX, so that every table it makes can be
+ * sent and parsed. */
+static uint64_t roster_table_len(const wio_boot_roster *r, uint64_t claimed, uint64_t ext_bytes)
+{
+    return 4 + 4 * (uint64_t)r->npb + ENTRY_LEN * claimed + ext_bytes;
 }
 
 const char *wio_boot_roster_add(wio_boot_roster *r, int pb, int first, int size, int k,
@@ -233,19 +329,39 @@ const char *wio_boot_roster_add(wio_boot_roster *r, int pb, int first, int size,
     for (int i = 0; r->size[pb] >= 0 && i < k; i++)
         if (roster_seen(r, pb, first + i))
             return "this PB rank is already registered (two processes with the same WAITIO_PBID and rank?)";
-    const char *why = r->size[pb] < 0 ? roster_claim(r, pb, size) : NULL;
+    uint64_t ext_bytes = 0;
+    for (int i = 0; i < k; i++) {
+        if (entries[i].ext_len > WIO_PROC_EXT_MAX)
+            return "an address entry's extension is longer than WIO_PROC_EXT_MAX";
+        ext_bytes += entries[i].ext_len;
+    }
+    const char *why = r->size[pb] < 0 ? roster_claim_check(r, size) : NULL; /* the limit first */
     if (why)
         return why;
-    size_t bytes = sizeof(wio_boot_block) + sizeof(wio_proc) * (size_t)k;
+    uint64_t claimed = r->claimed + (r->size[pb] < 0 ? (uint64_t)size : 0);
+    if (roster_table_len(r, claimed, r->ext_bytes + ext_bytes) > WIO_TABLE_MAX)
+        return "the address table would exceed its bound of 256 MiB (extensions too long for so many processes)";
+    why = r->size[pb] < 0 ? roster_claim(r, pb, size) : NULL;
+    if (why)
+        return why;
+    size_t bytes = sizeof(wio_boot_block) + sizeof(wio_proc) * (size_t)k + (size_t)ext_bytes;
     wio_boot_block *b = malloc(bytes);
     if (!b)
         return "master out of memory";
     b->first = first;
     b->k = k;
     memcpy(b->entries, entries, sizeof(wio_proc) * (size_t)k);
+    uint8_t *ext = (uint8_t *)(b->entries + k); /* the extensions, copied: entries' are the caller's */
+    for (int i = 0; i < k; i++)
+        if (b->entries[i].ext_len) {
+            memcpy(ext, b->entries[i].ext, b->entries[i].ext_len);
+            b->entries[i].ext = ext;
+            ext += b->entries[i].ext_len;
+        }
     b->next = r->blocks[pb];
     r->blocks[pb] = b;
     r->held += bytes;
+    r->ext_bytes += ext_bytes;
     for (int i = 0; i < k; i++)
         r->seen[pb][(first + i) >> 3] |= (uint8_t)(1u << ((first + i) & 7));
     r->count[pb] += k;
@@ -254,14 +370,43 @@ const char *wio_boot_roster_add(wio_boot_roster *r, int pb, int first, int size,
     return NULL;
 }
 
+static int cmp_block_first(const void *a, const void *b)
+{
+    const wio_boot_block *x = *(const wio_boot_block *const *)a, *y = *(const wio_boot_block *const *)b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Writes PB pb's entries in rank order at q; returns the bytes written, or 0 out of memory.
+ * Every rank arrived exactly once (the bits): the blocks, sorted by first rank, tile the PB. */
+static size_t roster_encode_pb(const wio_boot_roster *r, int pb, uint8_t *q)
+{
+    size_t n = 0, at = 0;
+    for (const wio_boot_block *b = r->blocks[pb]; b; b = b->next)
+        n++;
+    const wio_boot_block **sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return 0;
+    n = 0;
+    for (const wio_boot_block *b = r->blocks[pb]; b; b = b->next)
+        sorted[n++] = b;
+    qsort(sorted, n, sizeof *sorted, cmp_block_first);
+    for (size_t j = 0; j < n; j++)
+        for (int i = 0; i < sorted[j]->k; i++) {
+            entry_encode(&sorted[j]->entries[i], q + at);
+            at += entry_size(&sorted[j]->entries[i]);
+        }
+    free(sorted);
+    return at;
+}
+
 uint8_t *wio_boot_roster_table(const wio_boot_roster *r, size_t *len, const char **why)
 {
     if (r->complete != r->npb) {
         *why = "not every PB registered";
         return NULL;
     }
-    /* claimed <= max_procs <= WIO_PROCS_MAX: the table fits WIO_TABLE_MAX */
-    *len = 4 + 4 * (size_t)r->npb + ENTRY_LEN * (size_t)r->claimed;
+    /* within WIO_TABLE_MAX: checked as each block arrived (roster_table_len) */
+    *len = (size_t)roster_table_len(r, r->claimed, r->ext_bytes);
     uint8_t *t = malloc(*len);
     if (!t) {
         *why = "out of memory for the address table";
@@ -271,11 +416,13 @@ uint8_t *wio_boot_roster_table(const wio_boot_roster *r, size_t *len, const char
     uint8_t *q = t + 4 + 4 * (size_t)r->npb;
     for (int p = 0; p < r->npb; p++) {
         wio_put_le32(t + 4 + 4 * (size_t)p, (uint32_t)r->size[p]);
-        /* every rank arrived exactly once (the bits): the blocks tile the PB's ranks */
-        for (const wio_boot_block *b = r->blocks[p]; b; b = b->next)
-            for (int i = 0; i < b->k; i++)
-                entry_encode(&b->entries[i], q + (size_t)(b->first + i) * ENTRY_LEN);
-        q += ENTRY_LEN * (size_t)r->size[p];
+        size_t n = roster_encode_pb(r, p, q);
+        if (!n) {
+            free(t);
+            *why = "out of memory for the address table";
+            return NULL;
+        }
+        q += n;
     }
     return t;
 }
@@ -479,9 +626,8 @@ static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, 
 {
     (void)ctx;
     master_conn *mc = user;
-    if (h->type != WIO_FT_REGISTER || mc->reg ||
-        h->len < REGISTER_HDR + ENTRY_LEN || (h->len - REGISTER_HDR) % ENTRY_LEN != 0)
-        return -1;
+    if (h->type != WIO_FT_REGISTER || mc->reg || h->len < REGISTER_HDR + ENTRY_LEN)
+        return -1; /* the entries' lengths are checked as the payload is parsed */
     if (mc->refused)
         return 0; /* discarded: the process already has its ERROR */
     mc->reg = malloc(h->len); /* <= WIO_REGISTER_MAX, after authentication */
@@ -645,26 +791,83 @@ static void master_free(master *m)
     free(m->table);
 }
 
-/* Our registration: ranks first..first+k-1 of our PB, k encoded entries. */
+/* Our registration: ranks first..first+k-1 of our PB, k encoded entries in len bytes. */
 typedef struct boot_block {
     int first, k;
     const uint8_t *entries;
+    size_t len;
 } boot_block;
 
 /* The master's own block (PB 0, its ranks b->first..): NULL or why it cannot be recorded. */
 static const char *master_record_own(master *m, const boot_block *b)
 {
-    wio_proc *entries = malloc(sizeof(wio_proc) * (size_t)b->k);
-    if (!entries)
-        return "out of memory";
-    const char *why = NULL;
-    for (int i = 0; i < b->k && !why; i++)
-        if (entry_decode(b->entries + (size_t)i * ENTRY_LEN, &entries[i]) != 0)
-            why = "malformed own entry";
-    if (!why)
-        why = master_record_block(m, 0, b->first, m->e->cfg.local_size, b->k, entries);
+    wio_proc *entries;
+    size_t k = 0;
+    const char *why = entries_decode(b->entries, b->len, (size_t)b->k, &k, &entries);
+    if (why)
+        return why;
+    why = master_record_block(m, 0, b->first, m->e->cfg.local_size, b->k, entries);
     free(entries);
     return why;
+}
+
+/* Where the REGISTER block that begins at byte `at` of b's entries ends: after at most
+ * WIO_REGISTER_BLOCK entries and, with its header, at most WIO_REGISTER_MAX bytes (always at
+ * least one entry: one with the largest extension fits). *k gets its entries. */
+static size_t block_end(const boot_block *b, size_t at, size_t *k)
+{
+    size_t end = at;
+    *k = 0;
+    while (end < b->len && *k < WIO_REGISTER_BLOCK) {
+        size_t n = ENTRY_LEN + wio_get_le16(b->entries + end + ENTRY_EXT_LEN_AT);
+        if (*k > 0 && REGISTER_HDR + (end - at) + n > WIO_REGISTER_MAX)
+            break;
+        end += n;
+        (*k)++;
+    }
+    return end;
+}
+
+int wio_boot_encode_blocks(int npb, int pbid, int pb_size, int first_rank, const uint8_t *entries,
+                           size_t entries_len, int nentries, uint8_t **out, size_t *out_len, size_t **lens,
+                           size_t *nblocks)
+{
+    const boot_block bb = {first_rank, nentries, entries, entries_len}, *b = &bb;
+    size_t n = 0, k;
+    for (size_t at = 0; at < b->len; n++)
+        at = block_end(b, at, &k);
+    *out_len = n * REGISTER_HDR + b->len;
+    *out = malloc(*out_len);
+    *lens = malloc((n ? n : 1) * sizeof **lens);
+    if (!*out || !*lens) {
+        free(*out);
+        free(*lens);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    }
+    uint8_t *q = *out;
+    size_t first = 0, at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t end = block_end(b, at, &k);
+        wio_put_le32(q, (uint32_t)npb);
+        wio_put_le32(q + 4, (uint32_t)pbid);
+        wio_put_le32(q + 8, (uint32_t)(b->first + (int)first));
+        wio_put_le32(q + 12, (uint32_t)pb_size);
+        memcpy(q + REGISTER_HDR, b->entries + at, end - at);
+        (*lens)[i] = REGISTER_HDR + end - at;
+        q += (*lens)[i];
+        first += k;
+        at = end;
+    }
+    *nblocks = n;
+    return 0;
+}
+
+/* Our block b as REGISTER payloads (wio_boot_encode_blocks). */
+static int encode_blocks(const wio_engine *e, const boot_block *b, uint8_t **out, size_t *out_len,
+                         size_t **lens, size_t *nblocks)
+{
+    return wio_boot_encode_blocks(e->npb, e->cfg.pbid, e->cfg.local_size, b->first, b->entries, b->len,
+                                  b->k, out, out_len, lens, nblocks);
 }
 
 /* The master's port listens where the others are told to connect: the rendezvous file's
@@ -750,8 +953,9 @@ typedef struct client {
     wio_engine *e;
     wio_stream *conn;
     uint8_t *reg;              /* the REGISTER payloads, one per block, back to back */
+    size_t reg_len;
     size_t nblocks;
-    size_t k;                  /* entries in all blocks */
+    size_t *block_len;         /* of each REGISTER payload */
     wio_send_item *items;      /* one per block */
     uint8_t *payload;          /* TABLE or ERROR being received */
     int outcome;               /* 0 waiting, 1 table, 2 error, 3 connection lost */
@@ -765,7 +969,8 @@ typedef struct client {
     size_t table_len;
 } client;
 
-/* Registers in blocks of at most WIO_REGISTER_BLOCK ranks (frame.h): one REGISTER each. */
+/* Registers in blocks of at most WIO_REGISTER_BLOCK ranks and WIO_REGISTER_MAX bytes
+ * (frame.h): one REGISTER each. */
 static void client_on_opened(void *ctx, void *user, const wio_peer_hello *hello)
 {
     client *cl = ctx;
@@ -773,12 +978,11 @@ static void client_on_opened(void *ctx, void *user, const wio_peer_hello *hello)
     (void)user;
     const uint8_t *p = cl->reg;
     for (size_t i = 0; i < cl->nblocks; i++) {
-        size_t k = i + 1 < cl->nblocks ? WIO_REGISTER_BLOCK : cl->k - i * WIO_REGISTER_BLOCK;
         wio_send_item *it = &cl->items[i];
         memset(it, 0, sizeof *it);
         it->h.type = WIO_FT_REGISTER;
         it->payload = p;
-        it->total = REGISTER_HDR + k * ENTRY_LEN;
+        it->total = cl->block_len[i];
         p += it->total;
         wio_stream_send(cl->conn, it);
     }
@@ -892,30 +1096,18 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
 {
     client cl = {.e = e, .since = deadline - timeout, .timeout = timeout};
     double next_report = wio_now() + REPORT_INTERVAL;
-    cl.k = (size_t)b->k;
-    cl.nblocks = (cl.k + WIO_REGISTER_BLOCK - 1) / WIO_REGISTER_BLOCK;
-    cl.reg = malloc(cl.nblocks * REGISTER_HDR + cl.k * ENTRY_LEN);
+    int rc = encode_blocks(e, b, &cl.reg, &cl.reg_len, &cl.block_len, &cl.nblocks);
+    if (rc)
+        return rc;
     cl.items = calloc(cl.nblocks, sizeof *cl.items);
-    if (!cl.reg || !cl.items) {
+    if (!cl.items) {
         free(cl.reg);
-        free(cl.items);
+        free(cl.block_len);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    }
-    uint8_t *q = cl.reg;
-    for (size_t i = 0, first = 0; i < cl.nblocks; i++) {
-        size_t k = i + 1 < cl.nblocks ? WIO_REGISTER_BLOCK : cl.k - first;
-        wio_put_le32(q, (uint32_t)e->npb);
-        wio_put_le32(q + 4, (uint32_t)e->cfg.pbid);
-        wio_put_le32(q + 8, (uint32_t)(b->first + (int)first));
-        wio_put_le32(q + 12, (uint32_t)e->cfg.local_size);
-        memcpy(q + REGISTER_HDR, b->entries + first * ENTRY_LEN, k * ENTRY_LEN);
-        q += REGISTER_HDR + k * ENTRY_LEN;
-        first += k;
     }
     wio_addr master = *first_master;
     int have_master = first_master->family != 0;
     char where[128] = "";
-    int rc = 0;
     snprintf(cl.last_failure, sizeof cl.last_failure, "no answer");
     while (!rc) {
         if (wio_now() >= deadline) {
@@ -978,6 +1170,7 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     }
     free(cl.table);
     free(cl.reg);
+    free(cl.block_len);
     free(cl.items);
     return rc;
 }
@@ -1092,8 +1285,12 @@ typedef struct dir_ack {
     uint8_t nonce[DIR_NONCE_LEN];
 } dir_ack;
 
-/* Master: takes every registration of this epoch that arrived; acks[] gets who to answer. */
-static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks)
+/* Master: takes every registration of this epoch that arrived (at most max_acks - *nacks of
+ * them: the others wait for the next scan); acks[] gets who to answer. A registration of this
+ * epoch that does not parse came from a process of this instance (it is authenticated), of
+ * another WaitIO version or broken: *fatal gets why, and start-up fails for everyone. */
+static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *acks, int *nacks, int max_acks,
+                        char *fatal, size_t fatal_cap)
 {
     int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* a listing of its own */
     DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1103,23 +1300,22 @@ static void dir_collect(master *m, dir_boot *d, const uint8_t *epoch, dir_ack *a
         return;
     }
     struct dirent *de;
-    while ((de = readdir(dp))) {
+    while (*nacks < max_acks && !fatal[0] && (de = readdir(dp))) {
         if (strncmp(de->d_name, "reg-", 4) != 0)
             continue;
         uint8_t *body = NULL;
         size_t len = 0;
-        if (dir_read(d, de->d_name, epoch, NULL, WIO_REGISTER_MAX, &body, &len) != 0)
+        if (dir_read(d, de->d_name, epoch, NULL, DIR_NONCE_LEN + WIO_REGISTER_MAX, &body, &len) != 0)
             continue;
         unlinkat(d->fd, de->d_name, 0); /* taken: each registration is counted once */
         wio_boot_reg reg;
         const char *why = len < DIR_NONCE_LEN ? "too short"
                                               : wio_boot_parse_register(body + DIR_NONCE_LEN, len - DIR_NONCE_LEN, &reg);
-        if (!why && *nacks == max_acks)
-            why = "more registrations than processes";
         if (why) {
             free(body);
-            wio_warn("start-up directory: malformed registration %s: %s", de->d_name, why);
-            continue;
+            snprintf(fatal, fatal_cap, "start-up directory: malformed registration %s: %s (a process "
+                     "of another WaitIO version, whose start-up format differs?)", de->d_name, why);
+            break;
         }
         if (reg.npb != m->e->npb) {
             wio_warn("start-up directory: %s says WAITIO_NPB=%d, the master has %d", de->d_name, reg.npb, m->e->npb);
@@ -1176,7 +1372,13 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
             acks = a;
             max_acks += 256;
         }
-        dir_collect(&m, d, epoch, acks, &nacks, nacks + 64);
+        char fatal[WIO_ERROR_TEXT_MAX] = "";
+        dir_collect(&m, d, epoch, acks, &nacks, nacks + 64, fatal, sizeof fatal);
+        if (fatal[0]) {
+            (void)dir_publish(d, "error", epoch, fatal, strlen(fatal));
+            rc = wio_fail(WAITIO_ERR_BOOT, "%s", fatal);
+            break;
+        }
         if (!master_done(&m) && (rc = m.r.complete != before ? 0 : dir_wait(e, &pause)))
             break;
     }
@@ -1192,28 +1394,90 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
     return rc;
 }
 
+/* A process's registration in the directory: one record per REGISTER block (its own nonce,
+ * then the payload), named by the block's first rank, each answered by an ack of that name. */
+typedef struct dir_regs {
+    uint8_t nonce[DIR_NONCE_LEN];
+    uint8_t *payloads;         /* the REGISTER payloads back to back (encode_blocks) */
+    size_t payloads_len, nblocks;
+    size_t *len;               /* of each payload */
+    int *first;                /* each block's first rank */
+    uint8_t *acked;            /* per block: its ack with our nonce was seen (this epoch) */
+} dir_regs;
+
+static void dir_regs_free(dir_regs *r)
+{
+    free(r->payloads);
+    free(r->len);
+    free(r->first);
+    free(r->acked);
+}
+
+static int dir_regs_make(const wio_engine *e, const boot_block *b, dir_regs *r)
+{
+    memset(r, 0, sizeof *r);
+    int rc = encode_blocks(e, b, &r->payloads, &r->payloads_len, &r->len, &r->nblocks);
+    if (rc)
+        return rc;
+    r->first = malloc(r->nblocks * sizeof *r->first);
+    r->acked = calloc(r->nblocks, 1);
+    if (!r->first || !r->acked) {
+        dir_regs_free(r);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    }
+    const uint8_t *q = r->payloads;
+    for (size_t i = 0; i < r->nblocks; q += r->len[i++])
+        r->first[i] = (int)wio_get_le32(q + 8);
+    return wio_random_bytes(r->nonce, DIR_NONCE_LEN) ? WAITIO_ERR_SYS : 0;
+}
+
+/* Publishes every block of ours as a registration of epoch. */
+static int dir_regs_publish(const wio_engine *e, const dir_boot *d, dir_regs *r, const uint8_t *epoch)
+{
+    const uint8_t *q = r->payloads;
+    int rc = 0;
+    for (size_t i = 0; i < r->nblocks && !rc; q += r->len[i++]) {
+        uint8_t *rec = malloc(DIR_NONCE_LEN + r->len[i]);
+        if (!rec)
+            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        memcpy(rec, r->nonce, DIR_NONCE_LEN);
+        memcpy(rec + DIR_NONCE_LEN, q, r->len[i]);
+        char name[64];
+        snprintf(name, sizeof name, "reg-%d.%d", e->cfg.pbid, r->first[i]);
+        rc = dir_publish(d, name, epoch, rec, DIR_NONCE_LEN + r->len[i]);
+        free(rec);
+        r->acked[i] = 0;
+    }
+    return rc;
+}
+
+/* 1 once the master acked every block of ours in epoch `registered`. */
+static int dir_regs_acked(const wio_engine *e, dir_boot *d, dir_regs *r, const uint8_t *registered)
+{
+    int all = 1;
+    for (size_t i = 0; i < r->nblocks; i++) {
+        uint8_t *body = NULL;
+        size_t len = 0;
+        char ack[64];
+        snprintf(ack, sizeof ack, "ack-%d.%d", e->cfg.pbid, r->first[i]);
+        if (!r->acked[i] && dir_read(d, ack, registered, NULL, DIR_NONCE_LEN, &body, &len) == 0) {
+            r->acked[i] = len == DIR_NONCE_LEN && memcmp(body, r->nonce, DIR_NONCE_LEN) == 0;
+            free(body);
+        }
+        all &= r->acked[i];
+    }
+    return all;
+}
+
 static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeout, const boot_block *b,
                       uint8_t **table, size_t *table_len)
 {
-    size_t reg_len = DIR_NONCE_LEN + REGISTER_HDR + (size_t)b->k * ENTRY_LEN;
-    uint8_t *reg = malloc(reg_len);
-    if (!reg)
-        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    uint8_t *r = reg + DIR_NONCE_LEN;
-    wio_put_le32(r, (uint32_t)e->npb);
-    wio_put_le32(r + 4, (uint32_t)e->cfg.pbid);
-    wio_put_le32(r + 8, (uint32_t)b->first);
-    wio_put_le32(r + 12, (uint32_t)e->cfg.local_size);
-    memcpy(r + REGISTER_HDR, b->entries, (size_t)b->k * ENTRY_LEN);
-    char name[64], ack[64];
-    snprintf(name, sizeof name, "reg-%d.%d", e->cfg.pbid, b->first);
-    snprintf(ack, sizeof ack, "ack-%d.%d", e->cfg.pbid, b->first);
-    if (wio_random_bytes(reg, DIR_NONCE_LEN) != 0) {
-        free(reg);
-        return WAITIO_ERR_SYS;
-    }
+    dir_regs regs;
+    int rc = dir_regs_make(e, b, &regs);
+    if (rc)
+        return rc;
     uint8_t registered[DIR_EPOCH_LEN] = {0}, epoch[DIR_EPOCH_LEN];
-    int have_registered = 0, rc = 0;
+    int have_registered = 0;
     double pause = DIR_POLL_MIN;
     for (;;) {
         uint8_t *body = NULL;
@@ -1227,34 +1491,32 @@ static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeou
         if (dir_read(d, "master", NULL, epoch, 64, &body, &len) == 0) {
             free(body);
             if (!have_registered || memcmp(epoch, registered, DIR_EPOCH_LEN) != 0) { /* a new run */
-                if ((rc = dir_publish(d, name, epoch, reg, reg_len)))
+                if ((rc = dir_regs_publish(e, d, &regs, epoch)))
                     break;
                 memcpy(registered, epoch, DIR_EPOCH_LEN);
                 have_registered = 1;
                 pause = DIR_POLL_MIN;
             }
         }
-        if (have_registered && dir_read(d, ack, registered, NULL, DIR_NONCE_LEN, &body, &len) == 0) {
-            int ours = len == DIR_NONCE_LEN && memcmp(body, reg, DIR_NONCE_LEN) == 0;
-            free(body);
-            if (ours && dir_read(d, "table", registered, NULL, WIO_TABLE_MAX, &body, &len) == 0) {
-                *table = body;
-                *table_len = len;
-                break;
-            }
+        if (have_registered && dir_regs_acked(e, d, &regs, registered) &&
+            dir_read(d, "table", registered, NULL, WIO_TABLE_MAX, &body, &len) == 0) {
+            *table = body;
+            *table_len = len;
+            break;
         }
         if (have_registered && dir_read(d, "error", registered, NULL, WIO_ERROR_TEXT_MAX, &body, &len) == 0) {
             for (size_t i = 0; i < len; i++)
                 if (body[i] < 32 || body[i] > 126)
                     body[i] = '?';
-            rc = wio_fail(WAITIO_ERR_TIMEOUT, "%.*s", (int)len, (const char *)body);
+            int timed_out = len >= 18 && memcmp(body, "start-up timed out", 18) == 0;
+            rc = wio_fail(timed_out ? WAITIO_ERR_TIMEOUT : WAITIO_ERR_BOOT, "%.*s", (int)len, (const char *)body);
             free(body);
             break;
         }
         if ((rc = dir_wait(e, &pause)))
             break;
     }
-    free(reg);
+    dir_regs_free(&regs);
     return rc;
 }
 
@@ -1338,21 +1600,78 @@ int wio_boot_self_address(wio_engine *e)
     return 0;
 }
 
+/* With an MPI adapter, PB rank 0 gathers the PB's entries: the fixed parts (whose extension
+ * lengths tell it the longest extension, which it broadcasts), then, when some process has an
+ * extension, every extension padded to the longest one — the adapter's gather takes one size
+ * for all. It returns the PB's encoded entries in rank order (rank 0: *entries, *len, malloc'd).
+ * Every process takes part in every collective whatever failed, so that none is left waiting. */
+static int adapter_gather_entries(const wio_engine *e, const waitio_adapter_ops *a, uint8_t **entries,
+                                  size_t *len)
+{
+    int root = e->cfg.local_rank == 0, rc = 0;
+    size_t n = (size_t)e->cfg.local_size;
+    uint8_t mine[ENTRY_LEN + WIO_PROC_EXT_MAX];
+    entry_encode(&e->self, mine);
+    uint8_t *fixed = root ? malloc(n * ENTRY_LEN) : NULL;
+    if (root && !fixed)
+        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    if (a->gather_bytes(a->ctx, mine, ENTRY_LEN, fixed, 0) != 0 && !rc)
+        rc = wio_fail(WAITIO_ERR_SYS, "MPI adapter: gather of the address entries failed");
+    uint32_t longest = 0;
+    for (size_t i = 0; root && !rc && i < n; i++) {
+        uint32_t l = wio_get_le16(fixed + i * ENTRY_LEN + ENTRY_EXT_LEN_AT);
+        longest = l > longest ? l : longest;
+    }
+    uint8_t *ext = root && !rc && longest ? malloc(n * longest) : NULL;
+    if (root && !rc && longest && !ext)
+        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    uint8_t lbuf[4];
+    wio_put_le32(lbuf, rc ? 0 : longest); /* 0 after a failure at the root: no second gather */
+    if (a->bcast(a->ctx, lbuf, sizeof lbuf, 0) != 0 && !rc)
+        rc = wio_fail(WAITIO_ERR_SYS, "MPI adapter: broadcast of the extensions' length failed");
+    longest = wio_get_le32(lbuf);
+    if (longest > WIO_PROC_EXT_MAX && !rc)
+        rc = wio_fail(WAITIO_ERR_PROTO, "MPI adapter: an extension of %u bytes announced", (unsigned)longest);
+    if (longest && longest <= WIO_PROC_EXT_MAX) { /* the root has ext: it announced longest */
+        uint8_t pad[WIO_PROC_EXT_MAX] = {0};
+        memcpy(pad, mine + ENTRY_LEN, e->self.ext_len);
+        if (a->gather_bytes(a->ctx, pad, longest, ext, 0) != 0 && !rc)
+            rc = wio_fail(WAITIO_ERR_SYS, "MPI adapter: gather of the address extensions failed");
+    }
+    uint8_t *out = NULL;
+    size_t at = 0;
+    if (root && !rc) { /* fixed part || extension, rank by rank */
+        size_t total = n * ENTRY_LEN;
+        for (size_t i = 0; i < n; i++)
+            total += wio_get_le16(fixed + i * ENTRY_LEN + ENTRY_EXT_LEN_AT);
+        if (!(out = malloc(total)))
+            rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; out && i < n; i++) {
+            size_t l = wio_get_le16(fixed + i * ENTRY_LEN + ENTRY_EXT_LEN_AT);
+            memcpy(out + at, fixed + i * ENTRY_LEN, ENTRY_LEN);
+            if (l) /* l <= longest, and ext is there when longest > 0 */
+                memcpy(out + at + ENTRY_LEN, ext + i * longest, l);
+            at += ENTRY_LEN + l;
+        }
+    }
+    free(fixed);
+    free(ext);
+    *entries = out;
+    *len = at;
+    return rc;
+}
+
 /* With an MPI adapter: rank 0 gathers the PB's entries with MPI, registers the whole PB, and
  * broadcasts the outcome (code, message, table) with MPI. One connection per PB to the master. */
 static int boot_through_adapter(wio_engine *e, const waitio_adapter_ops *a, double deadline,
                                 double timeout, uint8_t **table, size_t *table_len)
 {
-    uint8_t mine[ENTRY_LEN];
-    entry_encode(&e->self, mine);
-    int root = e->cfg.local_rank == 0, rc = 0;
-    uint8_t *all = root ? malloc((size_t)e->cfg.local_size * ENTRY_LEN) : NULL;
-    if (root && !all)
-        rc = WAITIO_ERR_NOMEM;
-    if (a->gather_bytes(a->ctx, mine, ENTRY_LEN, all, 0) != 0)
-        rc = rc ? rc : WAITIO_ERR_SYS;
+    int root = e->cfg.local_rank == 0;
+    uint8_t *all = NULL;
+    size_t all_len = 0;
+    int rc = adapter_gather_entries(e, a, &all, &all_len);
     if (root && !rc) {
-        boot_block b = {0, e->cfg.local_size, all};
+        boot_block b = {0, e->cfg.local_size, all, all_len};
         rc = register_block(e, deadline, timeout, &b, table, table_len);
     }
     free(all);
@@ -1409,6 +1728,86 @@ int wio_boot_run(wio_engine *e, double timeout)
     return rc;
 }
 
+/* Test hook WAITIO_TEST_PROC_EXT="hex[,hex...]": when no transport gave our entry an
+ * extension, PB rank r takes the (r mod count)-th value's bytes as its extension, and once the
+ * table is adopted every process logs (info) a digest of all processes' extensions, so that a
+ * test sees each process's bytes reach every other through each start-up path
+ * (tests/scripts/boot_ext.sh). Honoured in every build: it changes nothing but the bytes an
+ * entry carries, which only a transport that set its own extension would read (and then the
+ * hook is ignored), and it lets the tests run the library as built. */
+#define TEST_EXT_VAR "WAITIO_TEST_PROC_EXT"
+
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static int test_ext_hook(wio_engine *e)
+{
+    static uint8_t bytes[WIO_PROC_EXT_MAX];
+    const char *v = getenv(TEST_EXT_VAR);
+    if (!v || e->self.ext_len)
+        return 0;
+    size_t count = 1;
+    for (const char *c = v; *c; c++)
+        count += *c == ',';
+    const char *item = v;
+    for (size_t skip = (size_t)e->cfg.local_rank % count; skip; skip--)
+        item = strchr(item, ',') + 1;
+    size_t digits = strcspn(item, ",");
+    if (digits % 2)
+        return wio_fail(WAITIO_ERR_ENV, "%s: an odd number of hex digits", TEST_EXT_VAR);
+    if (digits / 2 > WIO_PROC_EXT_MAX)
+        return wio_fail(WAITIO_ERR_ENV, "%s: an extension of %zu bytes exceeds WIO_PROC_EXT_MAX (%u bytes)",
+                        TEST_EXT_VAR, digits / 2, WIO_PROC_EXT_MAX);
+    for (size_t i = 0; i < digits / 2; i++) {
+        int hi = hexval(item[2 * i]), lo = hexval(item[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return wio_fail(WAITIO_ERR_ENV, "%s: not hex digits", TEST_EXT_VAR);
+        bytes[i] = (uint8_t)(hi << 4 | lo);
+    }
+    e->self.ext = digits ? bytes : NULL;
+    e->self.ext_len = (uint16_t)(digits / 2);
+    return 0;
+}
+
+/* The hook's report: SHA-256 over every process's le32 id, le16 extension length and bytes,
+ * in process order. */
+static void test_ext_report(const wio_engine *e)
+{
+    if (!getenv(TEST_EXT_VAR))
+        return;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    for (uint32_t i = 0; ok && i < e->nprocs_total; i++) {
+        uint8_t head[6];
+        wio_put_le32(head, i);
+        wio_put_le16(head + 4, e->table[i].ext_len);
+        ok = EVP_DigestUpdate(md, head, sizeof head) &&
+             (!e->table[i].ext_len || EVP_DigestUpdate(md, e->table[i].ext, e->table[i].ext_len));
+    }
+    uint8_t out[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    ok = ok && EVP_DigestFinal_ex(md, out, &len);
+    EVP_MD_CTX_free(md);
+    char hex[2 * EVP_MAX_MD_SIZE + 1] = "";
+    for (unsigned i = 0; ok && i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", out[i]);
+    wio_info("%s: process %u sees the extensions of %u processes: sha256 %s", TEST_EXT_VAR,
+             (unsigned)e->my_id, (unsigned)e->nprocs_total, ok ? hex : "(digest failed)");
+}
+
+/* Our entry's extension must fit the table: refused here, before anything is sent. */
+static int self_ext_check(const wio_engine *e)
+{
+    if (e->self.ext_len > WIO_PROC_EXT_MAX || (e->self.ext_len && !e->self.ext))
+        return wio_fail(WAITIO_ERR_ENV, "this process's address-table extension of %u bytes is over "
+                        "the %u bytes start-up carries (WIO_PROC_EXT_MAX)", (unsigned)e->self.ext_len,
+                        WIO_PROC_EXT_MAX);
+    return 0;
+}
+
 static int boot_run(wio_engine *e, double deadline, double timeout)
 {
     int rc;
@@ -1421,21 +1820,23 @@ static int boot_run(wio_engine *e, double deadline, double timeout)
         e->self.flags |= WIO_PROC_ADAPTER | (a->allreduce ? WIO_PROC_ALLREDUCE : 0) |
                          (a->ibcast && a->test && a->wait ? WIO_PROC_IBCAST : 0);
     e->self.coll_sig = coll_settings_sig();
+    if ((rc = test_ext_hook(e)) || (rc = self_ext_check(e)))
+        return rc;
+    uint8_t mine[ENTRY_LEN + WIO_PROC_EXT_MAX];
+    entry_encode(&e->self, mine);
     if (e->cfg.job) { /* one-job MPMD launch: no master, the table comes over MPI */
-        uint8_t mine[ENTRY_LEN];
-        entry_encode(&e->self, mine);
-        rc = wio_boot_job(e, mine, timeout, &table, &table_len);
+        rc = wio_boot_job(e, mine, entry_size(&e->self), timeout, &table, &table_len);
     } else if (pb_adapter && e->cfg.local_size > 1) {
         wio_info("start-up through the MPI adapter (%s)", a->name ? a->name : "?");
         rc = boot_through_adapter(e, a, deadline, timeout, &table, &table_len);
     } else {
-        uint8_t mine[ENTRY_LEN];
-        entry_encode(&e->self, mine);
-        boot_block b = {e->cfg.local_rank, 1, mine};
+        boot_block b = {e->cfg.local_rank, 1, mine, entry_size(&e->self)};
         rc = register_block(e, deadline, timeout, &b, &table, &table_len);
     }
     if (!rc)
         rc = boot_adopt_table(e, table, table_len);
     free(table);
+    if (!rc)
+        test_ext_report(e);
     return rc;
 }

@@ -9,12 +9,25 @@
 #include <stdint.h>
 #include "core/engine.h"
 
-#define WIO_BOOT_ENTRY_LEN WIO_TABLE_ENTRY_LEN /* docs/protocol.md, "Start-up": one process's entry */
+#define WIO_BOOT_ENTRY_LEN WIO_TABLE_ENTRY_LEN /* docs/protocol.md, "Start-up": an entry's fixed part */
+#define WIO_BOOT_ENTRY_EXT_AT 40 /* where the fixed part holds its extension's le16 length */
 #define WIO_BOOT_REGISTER_HDR 16 /* npb, pbid, first rank, PB size; then one entry per rank */
+
+/* Writes p's entry (fixed part, then its extension of at most WIO_PROC_EXT_MAX bytes) at out;
+ * returns its length. */
+size_t wio_boot_entry_encode(const wio_proc *p, uint8_t *out);
+
+/* Splits k encoded entries (entries_len bytes; ranks first_rank.. of PB pbid of pb_size, in an
+ * instance of npb PBs) into REGISTER payloads of at most WIO_REGISTER_BLOCK entries and
+ * WIO_REGISTER_MAX bytes, back to back in *out (out_len bytes); *lens (malloc'd) gets each
+ * one's length, *nblocks how many. 0, or WAITIO_ERR_NOMEM. */
+int wio_boot_encode_blocks(int npb, int pbid, int pb_size, int first_rank, const uint8_t *entries,
+                           size_t entries_len, int k, uint8_t **out, size_t *out_len, size_t **lens,
+                           size_t *nblocks);
 
 typedef struct wio_boot_reg {
     int npb, pb, first, size, k;   /* k consecutive ranks first..first+k-1 of PB pb (of size) */
-    wio_proc *entries;             /* k decoded entries (malloc'd) */
+    wio_proc *entries;             /* k decoded entries (malloc'd, their extensions after them) */
 } wio_boot_reg;
 
 /* Parses a REGISTER payload; returns NULL, or a static reason it is malformed. */
@@ -24,7 +37,7 @@ typedef struct wio_boot_table {
     int *nprocs;          /* per PB */
     uint32_t *pb_offset;  /* first process id of each PB */
     uint32_t total;
-    wio_proc *procs;      /* indexed by process id */
+    wio_proc *procs;      /* indexed by process id; one allocation with their extensions */
 } wio_boot_table;
 
 /* Parses a TABLE payload for an instance of npb PBs; returns NULL or why it is malformed.
@@ -39,7 +52,7 @@ void wio_boot_table_free(wio_boot_table *t);
 typedef struct wio_boot_block {
     struct wio_boot_block *next;
     int first, k;                  /* ranks first..first+k-1 */
-    wio_proc entries[];
+    wio_proc entries[];            /* then their extensions, which they point to */
 } wio_boot_block;
 
 typedef struct wio_boot_roster {
@@ -51,6 +64,7 @@ typedef struct wio_boot_roster {
     uint8_t **seen;                /* per PB: a bit per rank, set once it registered */
     wio_boot_block **blocks;       /* per PB: what arrived, newest first */
     int complete;                  /* PBs all of whose ranks registered */
+    uint64_t ext_bytes;            /* the entries' extensions, together (the table's bound) */
     size_t held;                   /* bytes allocated for the PBs' bits and blocks */
 } wio_boot_roster;
 
@@ -70,8 +84,9 @@ int wio_job_configure(wio_config *c);
 /* The instance key of a one-job launch: WAITIO_KEY/WAITIO_KEY_FILE if set, else fresh from
  * MPI rank 0 (OpenSSL RAND), broadcast over MPI. */
 int wio_job_key(wio_key *k, double timeout);
-/* Gathers every process's encoded entry over MPI and returns the encoded table. */
-int wio_boot_job(wio_engine *e, const uint8_t mine[WIO_BOOT_ENTRY_LEN], double timeout,
+/* Gathers every process's encoded entry (mine: ours, fixed part and extension) over MPI and
+ * returns the encoded table. */
+int wio_boot_job(wio_engine *e, const uint8_t *mine, size_t mine_len, double timeout,
                  uint8_t **table, size_t *table_len);
 /* Once per process, on PB rank 0: a single-PB instance nobody asked for says how to launch. */
 void wio_job_notice(const wio_config *c);

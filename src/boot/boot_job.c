@@ -15,9 +15,12 @@
 #include "core/engine.h"
 #include "waitio_adapter.h"
 
-/* One process's contribution to the table: pbid, PB rank, PB size, then its address entry. */
+/* One process's contribution to the table: pbid, PB rank, PB size, then its address entry's
+ * fixed part; its extension travels in a second gather, padded to the job's longest (the
+ * adapter's allgather takes one size for all), only when some process has one. */
 #define JOB_HDR 12
 #define JOB_ITEM (JOB_HDR + WIO_BOOT_ENTRY_LEN)
+#define JOB_EXT_LEN(item) wio_get_le16((item) + JOB_HDR + WIO_BOOT_ENTRY_EXT_AT)
 #define JOB_KEY_BYTES 32
 
 /* WAITIO_PB_RANK/SIZE may be set in a one-job launch, but must agree with MPI. */
@@ -79,22 +82,27 @@ int wio_job_key(wio_key *k, double timeout)
     return rc;
 }
 
-/* Checks the gathered items (one per process of the job) and encodes the table as the master
- * would: npb, the PBs' sizes, then the entries PB by PB in PB-rank order. */
-static int job_table(int npb, const uint8_t *items, int n, uint8_t **table, size_t *len)
+/* Checks the gathered items (one per process of the job, its extension at ext + i * stride)
+ * and encodes the table as the master would: npb, the PBs' sizes, then the entries PB by PB in
+ * PB-rank order, each its fixed part and its extension. */
+static int job_table(int npb, const uint8_t *items, const uint8_t *ext, size_t stride, int n,
+                     uint8_t **table, size_t *len)
 {
     int *size = calloc((size_t)npb, sizeof(int)), *seen = calloc((size_t)npb, sizeof(int));
     uint32_t *offset = calloc((size_t)npb, sizeof(uint32_t));
+    int *slot_of = calloc((size_t)n, sizeof(int)); /* process id -> job item, -1: none yet */
     uint8_t *t = NULL;
-    int rc = size && seen && offset ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    size_t bytes = 0;
+    int rc = size && seen && offset && slot_of ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n && !rc; i++) {
         const uint8_t *it = items + (size_t)i * JOB_ITEM;
         uint32_t pb = wio_get_le32(it), psize = wio_get_le32(it + 8);
-        if (pb >= (uint32_t)npb || psize == 0 || (size[pb] && (uint32_t)size[pb] != psize))
+        if (pb >= (uint32_t)npb || psize == 0 || (size[pb] && (uint32_t)size[pb] != psize) ||
+            JOB_EXT_LEN(it) > stride)
             rc = wio_fail(WAITIO_ERR_BOOT, "one-job launch: MPI process %d reports PB %u of size "
                           "%u, inconsistent with the job", i, (unsigned)pb, (unsigned)psize);
         else
-            size[pb] = (int)psize, seen[pb]++;
+            size[pb] = (int)psize, seen[pb]++, bytes += WIO_BOOT_ENTRY_LEN + JOB_EXT_LEN(it);
     }
     uint32_t total = 0;
     for (int p = 0; p < npb && !rc; p++) {
@@ -104,28 +112,40 @@ static int job_table(int npb, const uint8_t *items, int n, uint8_t **table, size
         offset[p] = total;
         total += (uint32_t)size[p];
     }
-    *len = 4 + 4 * (size_t)npb + WIO_BOOT_ENTRY_LEN * (size_t)total;
-    if (!rc && !(t = calloc(1, *len)))
+    for (int i = 0; i < n && !rc; i++) /* every process once: total == n */
+        slot_of[i] = -1;
+    for (int i = 0; i < n && !rc; i++) {
+        const uint8_t *it = items + (size_t)i * JOB_ITEM;
+        uint32_t pb = wio_get_le32(it), rank = wio_get_le32(it + 4);
+        if (rank >= (uint32_t)size[pb] || slot_of[offset[pb] + rank] >= 0)
+            rc = wio_fail(WAITIO_ERR_BOOT, "one-job launch: PB %u rank %u reported twice or "
+                          "out of range", (unsigned)pb, (unsigned)rank);
+        else
+            slot_of[offset[pb] + rank] = i;
+    }
+    *len = 4 + 4 * (size_t)npb + bytes;
+    if (!rc && *len > WIO_TABLE_MAX)
+        rc = wio_fail(WAITIO_ERR_BOOT, "one-job launch: the address table would exceed 256 MiB");
+    if (!rc && !(t = malloc(*len)))
         rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory for the address table");
     if (!rc) {
         wio_put_le32(t, (uint32_t)npb);
         for (int p = 0; p < npb; p++)
             wio_put_le32(t + 4 + 4 * (size_t)p, (uint32_t)size[p]);
-        uint8_t *entries = t + 4 + 4 * (size_t)npb;
-        for (int i = 0; i < n && !rc; i++) {
-            const uint8_t *it = items + (size_t)i * JOB_ITEM;
-            uint32_t pb = wio_get_le32(it), rank = wio_get_le32(it + 4);
-            uint8_t *slot = entries + (size_t)(offset[pb] + rank) * WIO_BOOT_ENTRY_LEN;
-            if (rank >= (uint32_t)size[pb] || slot[0] != 0)
-                rc = wio_fail(WAITIO_ERR_BOOT, "one-job launch: PB %u rank %u reported twice or "
-                              "out of range", (unsigned)pb, (unsigned)rank);
-            else
-                memcpy(slot, it + JOB_HDR, WIO_BOOT_ENTRY_LEN);
+        uint8_t *q = t + 4 + 4 * (size_t)npb;
+        for (int id = 0; id < n; id++) { /* process order */
+            const uint8_t *it = items + (size_t)slot_of[id] * JOB_ITEM;
+            size_t l = JOB_EXT_LEN(it);
+            memcpy(q, it + JOB_HDR, WIO_BOOT_ENTRY_LEN);
+            if (l)
+                memcpy(q + WIO_BOOT_ENTRY_LEN, ext + (size_t)slot_of[id] * stride, l);
+            q += WIO_BOOT_ENTRY_LEN + l;
         }
     }
     free(size);
     free(seen);
     free(offset);
+    free(slot_of);
     if (rc) {
         free(t);
         return rc;
@@ -134,7 +154,33 @@ static int job_table(int npb, const uint8_t *items, int n, uint8_t **table, size
     return 0;
 }
 
-int wio_boot_job(wio_engine *e, const uint8_t mine[WIO_BOOT_ENTRY_LEN], double timeout,
+/* The second gather: every process's extension padded to the longest of the job (stride). */
+static int job_gather_ext(const waitio_adapter_ops *a, const uint8_t *all, const uint8_t *mine,
+                          size_t mine_len, double timeout, uint8_t **ext, size_t *stride)
+{
+    size_t longest = 0;
+    for (int i = 0; i < a->job_size; i++) {
+        size_t l = JOB_EXT_LEN(all + (size_t)i * JOB_ITEM);
+        longest = l > longest ? l : longest;
+    }
+    *ext = NULL;
+    *stride = longest;
+    if (!longest) /* nobody has an extension: no second gather, as everyone sees */
+        return 0;
+    if (longest > WIO_PROC_EXT_MAX)
+        return wio_fail(WAITIO_ERR_BOOT, "one-job launch: an address extension of %zu bytes", longest);
+    uint8_t pad[WIO_PROC_EXT_MAX] = {0};
+    memcpy(pad, mine + WIO_BOOT_ENTRY_LEN, mine_len - WIO_BOOT_ENTRY_LEN);
+    /* every process computed the same longest from the same items: all take part */
+    if (!(*ext = malloc((size_t)a->job_size * longest)))
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory"); /* the others then time out */
+    if (a->job_allgather(a->ctx, pad, longest, *ext, timeout) != 0)
+        return wio_fail(WAITIO_ERR_TIMEOUT, "one-job launch: the address extensions were not "
+                        "gathered over MPI within %g s", timeout);
+    return 0;
+}
+
+int wio_boot_job(wio_engine *e, const uint8_t *mine, size_t mine_len, double timeout,
                  uint8_t **table, size_t *table_len)
 {
     const waitio_adapter_ops *a = wio_adapter();
@@ -143,18 +189,20 @@ int wio_boot_job(wio_engine *e, const uint8_t mine[WIO_BOOT_ENTRY_LEN], double t
     wio_put_le32(item + 4, (uint32_t)e->cfg.local_rank);
     wio_put_le32(item + 8, (uint32_t)e->cfg.local_size);
     memcpy(item + JOB_HDR, mine, WIO_BOOT_ENTRY_LEN);
-    uint8_t *all = malloc((size_t)a->job_size * JOB_ITEM);
+    uint8_t *all = malloc((size_t)a->job_size * JOB_ITEM), *ext = NULL;
     if (!all)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     wio_info("start-up through MPI (one-job launch, %s): PB %d of %d, %d processes in the job",
              a->name ? a->name : "?", e->cfg.pbid, e->cfg.npb, a->job_size);
     int rc = 0;
+    size_t stride = 0;
     if (a->job_allgather(a->ctx, item, JOB_ITEM, all, timeout) != 0)
         rc = wio_fail(WAITIO_ERR_TIMEOUT, "one-job launch: the address table was not gathered "
                       "over MPI within %g s", timeout);
-    else
-        rc = job_table(e->cfg.npb, all, a->job_size, table, table_len);
+    else if (!(rc = job_gather_ext(a, all, mine, mine_len, timeout, &ext, &stride)))
+        rc = job_table(e->cfg.npb, all, ext, stride, a->job_size, table, table_len);
     free(all);
+    free(ext);
     return rc;
 }
 

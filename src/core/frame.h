@@ -17,8 +17,9 @@
 #include <stdint.h>
 
 #define WIO_FRAME_MAGIC 0x4f495457u /* "WTIO" in little-endian byte order */
-/* 2: authentication before the owner sees a connection (ACCEPT); 3: the short EAGER header */
-#define WIO_PROTO_VERSION 3
+/* 2: authentication before the owner sees a connection (ACCEPT); 3: the short EAGER header;
+ * 4: start-up table entries carry a transport extension (WIO_TABLE_ENTRY_LEN + ext bytes) */
+#define WIO_PROTO_VERSION 4
 #define WIO_FRAME_HDR_SIZE 56   /* the full header, and the most any header takes */
 #define WIO_FRAME_SHORT_SIZE 24 /* the short EAGER header */
 #define WIO_FRAME_SHORT_MARK 0xa7u /* its first byte (protocol 3's); the full header's is 'W' */
@@ -58,14 +59,19 @@ enum wio_frame_type {
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
-/* A table entry (boot.c): one process's addresses for every transport, 40 bytes. */
-#define WIO_TABLE_ENTRY_LEN 40u
-/* A process registers its PB's ranks in blocks of at most WIO_REGISTER_BLOCK table entries
- * (WIO_TABLE_ENTRY_LEN each, after a 16-byte header): a PB of any size registers in several
- * frames, and the master never holds more than one block per connection (docs/protocol.md,
- * "Start-up"). */
+/* A table entry (boot.c): one process's addresses for every transport, a 44-byte fixed part
+ * (its last 4 bytes: le16 extension length, 2 reserved zero bytes) followed by that many bytes
+ * of transport extension (at most WIO_PROC_EXT_MAX, transport.h: the ucx worker address). */
+#define WIO_TABLE_ENTRY_LEN 44u
+#define WIO_TABLE_EXT_MAX 2048u /* = WIO_PROC_EXT_MAX (transport.h), checked there */
+/* A process registers its PB's ranks in blocks of at most WIO_REGISTER_BLOCK table entries and
+ * at most WIO_REGISTER_MAX bytes (a 16-byte header, then the entries): a PB of any size, with
+ * extensions of any accepted length, registers in several frames, and the master never holds
+ * more than one block per connection (docs/protocol.md, "Start-up"). The byte bound, not
+ * block x (entry + largest extension) = 4.3 MB, keeps that per-connection memory near what it
+ * was before extensions (81,936 bytes); one entry with the largest extension always fits. */
 #define WIO_REGISTER_BLOCK 2048u
-#define WIO_REGISTER_MAX (16u + WIO_TABLE_ENTRY_LEN * WIO_REGISTER_BLOCK)
+#define WIO_REGISTER_MAX (256u << 10)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
 /* The most processes one address table can describe (its 4-byte PB count and the sizes of up to

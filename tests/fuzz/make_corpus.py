@@ -8,7 +8,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 
 
 def hdr(ftype, length=0, seq=0, flags=0, credit=0, gid=0, src=0, tag=0, id_=0, aux=0):
-    return struct.pack("<IBBHIIIIQQQQ", 0x4F495457, 3, ftype, flags, seq, credit, gid, src, tag, length, id_, aux)
+    return struct.pack("<IBBHIIIIQQQQ", 0x4F495457, 4, ftype, flags, seq, credit, gid, src, tag, length, id_, aux)
 
 
 def short(length, seq=0, credit=0, gid=0, src=0, tag=0):
@@ -16,9 +16,11 @@ def short(length, seq=0, credit=0, gid=0, src=0, tag=0):
     return struct.pack("<BBHIIIII", 0xA7, 0, length, seq, credit, gid, src, tag)
 
 
-def entry(port, ip=(127, 0, 0, 1), flags=0, transports=3, token=0x5678):
-    """A 40-byte table entry: family, flags, port, address, host id, transports, token."""
-    return struct.pack("<BBH16sQB3xQ", 4, flags, port, bytes(ip) + bytes(12), 0x1234, transports, token)
+def entry(port, ip=(127, 0, 0, 1), flags=0, transports=3, token=0x5678, ext=b""):
+    """A table entry (protocol 4): the 44-byte fixed part (family, flags, port, address, host id,
+    transports, token, extension length, 2 reserved zero bytes), then the extension."""
+    return struct.pack("<BBH16sQB3xQHxx", 4, flags, port, bytes(ip) + bytes(12), 0x1234, transports, token,
+                       len(ext)) + ext
 
 
 def put(kind, name, data):
@@ -43,9 +45,18 @@ put("register", "reg-block", b"\x01" + reg)
 put("register", "reg-one", b"\x01" + struct.pack("<IIII", 2, 0, 1, 2) + entry(4002))
 table = struct.pack("<III", 2, 1, 2) + entry(4000) + entry(4001) + entry(4002)
 put("register", "table-2pb", b"\x02" + table)
+# extensions (the ucx worker address): small, the largest accepted (2048), one over it, one that
+# runs past the payload, and a table whose entries carry them
+ucx = bytes(range(256)) * 8
+put("register", "reg-ext", b"\x01" + struct.pack("<IIII", 2, 1, 0, 3) + entry(4000, ext=b"w" * 77) +
+    entry(4001) + entry(4002, ext=ucx))
+put("register", "reg-ext-over", b"\x01" + struct.pack("<IIII", 1, 0, 0, 1) + entry(4000, ext=ucx + b"x"))
+put("register", "reg-ext-overrun", b"\x01" + struct.pack("<IIII", 1, 0, 0, 2) + entry(4000, ext=b"e" * 30)[:-9])
+put("register", "table-ext", b"\x02" + struct.pack("<III", 2, 1, 2) + entry(4000, ext=b"a" * 300) +
+    entry(4001) + entry(4002, ext=b"b" * 5))
 # the master's roster (byte 0 = 3): 2 PBs, limit 1 + 7, then le16-length-prefixed REGISTERs: PB 1
 # (size 2) complete, PB 0 in two blocks, and a claim over the limit (refused)
-regs = [struct.pack("<IIII", 2, 1, 0, 2) + entry(4000) + entry(4001),
+regs = [struct.pack("<IIII", 2, 1, 0, 2) + entry(4000, ext=b"x" * 40) + entry(4001),
         struct.pack("<IIII", 2, 0, 1, 3) + entry(4002) + entry(4003),
         struct.pack("<IIII", 2, 0, 0, 3) + entry(4004),
         struct.pack("<IIII", 2, 1, 5, 1 << 24) + entry(4005)]

@@ -1,6 +1,7 @@
 """Attack clients of the security tests (tests/scripts/sec_*.sh): each speaks as much of the
-WaitIO wire protocol (docs/protocol.md) as its attack needs, in protocol version 3 (or 2: the
-same handshake and table; 3 adds the short EAGER header, which Conn.recv reads) or, to show
+WaitIO wire protocol (docs/protocol.md) as its attack needs, in protocol version 4 (or 2, 3: the
+same handshake; 3 adds the short EAGER header, which Conn.recv reads, 4 the table entries'
+extension, empty here) or, to show
 an attack against a build of the old protocol, version 1 (--proto 1; waitio-info prints a build's
 version). Subcommands:
 
@@ -147,11 +148,20 @@ class Conn:
         return struct.unpack("<Q", mac(self.key, b"wio-cma\0", self.transcript)[:8])[0]
 
 
+ENTRY_PROTO = 4  # main sets it from --proto
+
+
+def entry_len():
+    """A table entry's fixed part: 40 bytes in protocols 2 and 3, 44 from 4 on (then extension)."""
+    return 44 if ENTRY_PROTO >= 4 else 40
+
+
 def entry(port, ip="127.0.0.1", hid=0, transports=TP_TCP, token=0):
-    """A table entry (protocol 2 and later, 40 bytes): family, flags, port, address, host id, transports,
-    shm token (src/boot/boot.c)."""
+    """A table entry (protocol 2 and later): family, flags, port, address, host id, transports,
+    shm token (src/boot/boot.c); from protocol 4 on an extension length (0 here) and 2 reserved
+    zero bytes."""
     return struct.pack("<BBH16sQB3xQ", 4, 0, port, socket.inet_aton(ip) + bytes(12), hid,
-                       transports, token)
+                       transports, token) + bytes(entry_len() - 40)
 
 
 def entry_v1(port, ip="127.0.0.1", hid=0):
@@ -497,8 +507,8 @@ def rma_join(a, ring3=False):
     assert ftype == TABLE, f"master answered {ftype}"
     m.s.close()
     right = None
-    if ring3:  # entries of 40 bytes after the PB count and sizes; the port at byte 2
-        port = struct.unpack_from("<H", table, 4 + 4 * a.npb + 40 * 2 + 2)[0]
+    if ring3:  # entries after the PB count and sizes (no extensions here); the port at byte 2
+        port = struct.unpack_from("<H", table, 4 + 4 * a.npb + entry_len() * 2 + 2)[0]
         right = Conn(socket.create_connection(("127.0.0.1", port), timeout=10), key, a.proto)
         right.connect_handshake(1, 2)
     lsn.settimeout(30)
@@ -637,7 +647,7 @@ def add_rma_parsers(sub):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--proto", type=int, default=3, choices=(1, 2, 3))
+    ap.add_argument("--proto", type=int, default=4, choices=(1, 2, 3, 4))
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("hello-storm")
     p.add_argument("--ids", type=int, required=True)
@@ -668,6 +678,8 @@ def main():
     p.add_argument("--gid", type=int, default=5)
     add_rma_parsers(sub)
     a = ap.parse_args()
+    global ENTRY_PROTO
+    ENTRY_PROTO = a.proto
     if a.cmd in RMA_CMDS:
         return RMA_CMDS[a.cmd](a)
     {"hello-storm": hello_storm, "idle-flood": idle_flood, "hello-flood": hello_flood,
