@@ -8,7 +8,11 @@ from setuptools import Extension, setup
 here = os.path.dirname(os.path.abspath(__file__))
 sources = ["python/waitio/_core.c"]
 for layer in ("core", "boot", "transport", "coll", "mpi", "rma"):
-    sources += sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, "src", layer, "*.c")))
+    # without the ucx transport (the extension does not link UCX) and without the link-line
+    # helper of the original's build names (it refers to an MPI adapter)
+    sources += sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, "src", layer, "*.c"))
+                      if not os.path.basename(p).startswith("ucx") and
+                      os.path.basename(p) != "compat_adapter_ref.c")
 
 setup(
     # keep setuptools' intermediate files apart from the CMake build tree

@@ -47,6 +47,16 @@ CONFIGS = {
     "waitio-hybrid": ("WaitIO hybrid", "2 PBs of 1 process, WAITIO_COMM_TYPE=hybrid: shared memory, and "
                       "files (on disk) for the data of messages of 512 KiB and more",
                       "WAITIO_COMM_TYPE=hybrid WAITIO_SCRATCH_DIR=<build dir> waitiorun -- ..."),
+    "waitio-ucx-tcp": ("WaitIO ucx (tcp)", "2 PBs of 1 process, the ucx transport, UCX's tcp over loopback",
+                       "WAITIO_TRANSPORTS=ucx UCX_TLS=tcp UCX_NET_DEVICES=lo waitiorun -- waitio-bench MODE : -- ..."),
+    "waitio-ucx-sm": ("WaitIO ucx (sm)", "2 PBs of 1 process, the ucx transport, UCX's shared-memory transports",
+                      "WAITIO_TRANSPORTS=ucx UCX_TLS=sm,self waitiorun -- waitio-bench MODE : -- ..."),
+    "ucx-perftest-tcp": ("ucx_perftest (tcp)", "UCX's own ping-pong (tag_lat: UCP tag API), server and client "
+                         "on loopback, the same UCX_TLS; mean half round trip (\"overall\"); ping-pong only",
+                         "UCX_TLS=tcp UCX_NET_DEVICES=lo ucx_perftest -p P & ucx_perftest 127.0.0.1 -p P "
+                         "-t tag_lat -s BYTES -n ITERS -w 10 -f"),
+    "ucx-perftest-sm": ("ucx_perftest (sm)", "as above with UCX's shared-memory transports",
+                        "UCX_TLS=sm,self ucx_perftest -p P & ucx_perftest 127.0.0.1 -p P -t tag_lat ..."),
 }
 PAIR_CONFIGS = {
     "waitio-shm-1pb": ("WaitIO shm, 1 PB", "1 PB of 4 processes, rank r with r^1",
@@ -70,7 +80,9 @@ RATIOS = [("waitio-shm", "ompi-shm"), ("waitio-shm", "mpich-shm"), ("waitio-shm"
           ("waitio-shm", "ompi-connect"),
           ("waitio-shm", "waitio-tcp"), ("waitio-tcp", "raw-tcp"), ("waitio-tcp", "ompi-tcp"),
           ("waitio-file-tmpfs", "waitio-tcp"), ("waitio-file-disk", "waitio-tcp"),
-          ("waitio-hybrid", "waitio-shm")]
+          ("waitio-hybrid", "waitio-shm"),
+          ("waitio-ucx-tcp", "ucx-perftest-tcp"), ("waitio-ucx-sm", "ucx-perftest-sm"),
+          ("waitio-ucx-tcp", "waitio-tcp")]
 PAIR_RATIOS = [("waitio-shm-1pb", "ompi-shm-adjacent"), ("waitio-shm-1pb", "mpich-shm-adjacent"),
                ("waitio-shm-2pb", "ompi-shm-half"), ("waitio-shm-2pb", "mpich-shm-half")]
 
@@ -218,6 +230,19 @@ GOALS = [
      "TCP 8 B half round trip ≤ 1.1x raw TCP"),
     ("goal-tcp", "waitio-tcp", "raw-tcp", "bw", [8 << 20], 1.0,
      "TCP 8 MiB bandwidth ≥ 1.0x raw TCP"),
+    ("goal-ucx-tcp", "waitio-ucx-tcp", "ucx-perftest-tcp", "lat", [8], 1.1,
+     "UCX tcp 8 B half round trip ≤ 1.1x ucx_perftest tag_lat"),
+    ("goal-ucx-tcp", "waitio-ucx-tcp", "ucx-perftest-tcp", "bw", [8 << 20], 0.95,
+     "UCX tcp 8 MiB ping-pong bandwidth ≥ 0.95x ucx_perftest tag_lat"),
+    ("goal-ucx-sm", "waitio-ucx-sm", "ucx-perftest-sm", "lat", [8], 1.1,
+     "UCX sm 8 B half round trip ≤ 1.1x ucx_perftest tag_lat"),
+    ("goal-ucx-sm", "waitio-ucx-sm", "ucx-perftest-sm", "bw", [8 << 20], 0.95,
+     "UCX sm 8 MiB ping-pong bandwidth ≥ 0.95x ucx_perftest tag_lat"),
+    # not a goal: WaitIO over UCX's tcp beside WaitIO's own tcp transport (target 0: reported only)
+    ("goal-ucx-tcp", "waitio-ucx-tcp", "waitio-tcp", "lat", [8], None,
+     "for comparison: WaitIO ucx (tcp) 8 B half round trip / WaitIO tcp"),
+    ("goal-ucx-tcp", "waitio-ucx-tcp", "waitio-tcp", "bw", [8 << 20], None,
+     "for comparison: WaitIO ucx (tcp) 8 MiB bandwidth / WaitIO tcp"),
 ]
 
 
@@ -266,13 +291,13 @@ def goals_section(tmp, meta, labels):
             ratios = [m / o for m, o in pairs]
             med_ratio = statistics.median(ratios)
             ahead = sum(1 for r in ratios if (r < 1 if fig == "lat" else r > 1))
-            met = med_ratio <= target if fig == "lat" else med_ratio >= target
+            met = None if target is None else med_ratio <= target if fig == "lat" else med_ratio >= target
             mine_med = statistics.median(m for m, _ in pairs)
             base_med = statistics.median(o for _, o in pairs)
             kindfmt = "us" if fig == "lat" else "mbs"
             L.append(f"| {text} | {size_label(b)} | {fmt(mine_med, kindfmt)} {unit} | {fmt(base_med, kindfmt)} {unit} | "
                      f"{med_ratio:.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | {ahead}/{len(ratios)} | "
-                     f"{'yes' if met else '**no**'} |")
+                     f"{'–' if met is None else 'yes' if met else '**no**'} |")
     return L + ["", "Collectives (2 PBs x 4 against one MPI job of 8): `bench/run-collectives.sh`,"
                 " [benchmarks.md](benchmarks.md#collectives).", ""]
 
@@ -354,7 +379,7 @@ def main():
          "How each configuration is launched and what is measured: [benchmarks.md](benchmarks.md#benchmark-compare).",
          "",
          f"- machine: `{meta['host']}`, {meta['cores']} cores ({meta['cpu']}), {meta['kernel']}",
-         f"- Open MPI: {meta['ompi']}; MPICH: {meta['mpich']}; WaitIO: `{meta['waitio']}`",
+         f"- Open MPI: {meta['ompi']}; MPICH: {meta['mpich']}; UCX: {meta.get('ucx', 'n/a')}; WaitIO: `{meta['waitio']}`",
          f"- medians of {meta['runs']} run(s), with the spread over the runs as (min–max) where the"
          " runs differ (error bars in the plots); configurations interleaved inside every run",
          f"- raw figures: [`{data_rel}/`]({data_rel}/) (one CSV per pattern, configuration and run;"

@@ -4,12 +4,14 @@
 #
 # Usage: scripts/install-deps.sh [--build] [--demo] [--test] [--bench]   (several may be given)
 #   --build  (the default) building and installing the library and its MPI adapters: a C
-#            compiler, make, CMake, pkg-config, OpenSSL's libcrypto headers, Open MPI and MPICH
+#            compiler, make, CMake, pkg-config, OpenSSL's libcrypto headers, Open MPI and MPICH,
+#            UCX's headers (libucx-dev: the optional ucx transport is built when pkg-config finds it)
 #   --demo   --build plus what scripts/demo.sh runs: gfortran (the heat example's Code-1), Python 3
 #   --test   --demo plus what scripts/test.sh needs: clang with libFuzzer (tests/fuzz), valgrind,
 #            iproute2 (network namespaces), Python headers, pip and venv (the Python binding's
-#            tests build it)
-#   --bench  --build plus what bench/compare needs for its plots (Debian's python3-matplotlib)
+#            tests build it), ucx-utils (ucx_perftest: the bench smoke test's ucx rows)
+#   --bench  --build plus what bench/compare needs: its plots (Debian's python3-matplotlib) and
+#            the ucx rows' baseline, ucx_perftest (ucx-utils)
 # Package names are looked up in the distribution's archive where they vary between releases
 # (libFuzzer ships in libclang-rt-N-dev on Debian 12, in libclang-common-N-dev before; N is the
 # installed clang's version).
@@ -22,7 +24,7 @@ for arg in "$@"; do
     --demo) build=1 demo=1 ;;
     --test) build=1 demo=1 test=1 ;;
     --bench) build=1 bench=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -38,6 +40,7 @@ if [ $build = 1 ]; then
   want mpicc.openmpi libopenmpi-dev; want mpirun.openmpi openmpi-bin
   want mpicc.mpich libmpich-dev; want mpirun.mpich mpich
   have_pkg libssl-dev || need+=(libssl-dev)
+  have_pkg libucx-dev || need+=(libucx-dev)
 fi
 if [ $demo = 1 ]; then
   want gfortran gfortran; want python3 python3; want ps procps; want timeout coreutils
@@ -56,6 +59,8 @@ if [ $test = 1 ]; then
 fi
 # bench/compare draws its plots with the distribution's matplotlib (/usr/bin/python3)
 if [ $bench = 1 ] && ! have_pkg python3-matplotlib; then need+=(python3-matplotlib); fi
+# ucx_perftest: bench/compare's baseline for the ucx rows (and the bench smoke test's)
+if [ $bench = 1 ] || [ $test = 1 ]; then want ucx_perftest ucx-utils; fi
 
 SUDO=""
 updated=0

@@ -12,6 +12,7 @@
 #include "core/common.h"
 #include "core/frame.h"
 #include "transport/transport.h"
+#include "transport/ucx.h"
 #include "waitio.h"
 
 static void print_interfaces(void)
@@ -45,13 +46,14 @@ static void print_settings(const wio_config *c)
     else
         printf("  master: %s:%d\n", c->master_host, c->master_port);
     printf("  WAITIO_IFACE=%s\n", c->iface[0] ? c->iface : "(route to the master)");
-    static const char *const modes[] = {"socket", "file", "hybrid"};
+    static const char *const modes[] = {"socket", "file", "hybrid", "verbs"};
     printf("  WAITIO_COMM_TYPE=%s -> transports %s%s%s\n", modes[c->comm_type], c->transports,
            c->transports_set ? " (WAITIO_TRANSPORTS, which wins)" : "",
            c->comm_type == WIO_COMM_HYBRID && !c->transports_set ? ", and file for large messages' data" : "");
     if (c->comm_type == WIO_COMM_HYBRID && !c->transports_set)
         printf("  WAITIO_HYBRID_THRESHOLD=%zu bytes\n", c->hybrid_threshold);
-    if (strstr(c->transports, "file") || (c->comm_type != WIO_COMM_SOCKET && !c->transports_set)) {
+    if (strstr(c->transports, "file") ||
+        ((c->comm_type == WIO_COMM_FILE || c->comm_type == WIO_COMM_HYBRID) && !c->transports_set)) {
         printf("  WAITIO_SCRATCH_DIR=%s  job id: %s\n", c->scratch_dir[0] ? c->scratch_dir : "(not set!)",
                c->job_id[0] ? c->job_id : "(derived from the key and the master's address)");
         printf("  WAITIO_MAXFILE_SIZE_PER_PROC=%zu  WAITIO_FILE_POLL_MS=%g  WAITIO_FILE_FSYNC=%d"
@@ -103,6 +105,14 @@ int main(int argc, char **argv)
            ""
 #endif
     );
+#ifdef WAITIO_HAVE_UCX
+    char ucx[2048];
+    wio_ucx_describe(ucx, sizeof ucx);
+    printf("ucx transport: %s\n", ucx);
+#else
+    printf("ucx transport: not built (UCX was not found at build time: WAITIO_COMM_TYPE=verbs "
+           "and WAITIO_TRANSPORTS=ucx are refused)\n");
+#endif
     printf("transports:");
     for (int i = 0; wio_transports[i]; i++)
         printf(" %s", wio_transports[i]->name);

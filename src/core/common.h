@@ -88,7 +88,7 @@ typedef struct wio_config {
     int max_procs;                 /* WAITIO_MAX_PROCS: the processes of all PBs together, at most */
 } wio_config;
 
-enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2 };
+enum { WIO_COMM_SOCKET = 0, WIO_COMM_FILE = 1, WIO_COMM_HYBRID = 2, WIO_COMM_VERBS = 3 };
 
 int wio_config_load(wio_config *c);   /* WAITIO_SUCCESS or WAITIO_ERR_ENV */
 /* How many of the instance variables (WAITIO_NPB, _PBID, _MASTER_HOST, _MASTER_PORT,

@@ -153,8 +153,10 @@ static int load_file_mode(wio_config *c)
             c->comm_type = WIO_COMM_FILE;
         else if (strcmp(v, "hybrid") == 0)
             c->comm_type = WIO_COMM_HYBRID;
+        else if (strcmp(v, "verbs") == 0)
+            c->comm_type = WIO_COMM_VERBS;
         else
-            return wio_fail(WAITIO_ERR_ENV, "WAITIO_COMM_TYPE='%s' is not socket, file or hybrid", v);
+            return wio_fail(WAITIO_ERR_ENV, "WAITIO_COMM_TYPE='%s' is not socket, file, hybrid or verbs", v);
     }
     c->maxfile = DEFAULT_MAXFILE;
     c->hybrid_threshold = DEFAULT_HYBRID_THRESHOLD;
@@ -183,14 +185,30 @@ static int load_file_mode(wio_config *c)
 }
 
 /* WAITIO_TRANSPORTS wins; else WAITIO_COMM_TYPE picks: socket = shm,tcp; file = file; hybrid =
- * shm,tcp for the messages and file for large messages' data. */
+ * shm,tcp for the messages (shm,ucx,tcp when built with UCX: UCX between hosts) and file for
+ * large messages' data; verbs = ucx restricted to RDMA and shared memory (transport/ucx.c). */
 static int choose_transports(wio_config *c)
 {
     const char *v = getenv("WAITIO_TRANSPORTS");
     c->transports_set = v && *v;
     if (c->transports_set)
         return env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "");
-    const char *list = c->comm_type == WIO_COMM_FILE ? "file" : "shm,tcp";
+#ifdef WAITIO_HAVE_UCX
+    const char *hybrid = "shm,ucx,tcp";
+#else
+    const char *hybrid = "shm,tcp";
+#endif
+    if (c->comm_type == WIO_COMM_VERBS) {
+#ifndef WAITIO_HAVE_UCX
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_COMM_TYPE=verbs needs the ucx transport, and this "
+                        "WaitIO was built without UCX (install UCX, e.g. libucx-dev, and rebuild; "
+                        "or use WAITIO_COMM_TYPE=socket)");
+#else
+        memcpy(c->transports, "ucx", 4);
+        return 0;
+#endif
+    }
+    const char *list = c->comm_type == WIO_COMM_FILE ? "file" : c->comm_type == WIO_COMM_HYBRID ? hybrid : "shm,tcp";
     memcpy(c->transports, list, strlen(list) + 1);
     if (c->comm_type != WIO_COMM_SOCKET && !c->scratch_dir[0])
         return wio_fail(WAITIO_ERR_ENV, "WAITIO_COMM_TYPE=%s needs WAITIO_SCRATCH_DIR, the directory "

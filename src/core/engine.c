@@ -1807,6 +1807,73 @@ int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t add
     return p->main.tp->ops->rma_copy(p->main.conn, write, addr, local, len);
 }
 
+/* ---- one-sided over RDMA (src/rma/rdma.c): the transport that offers rdma_* ops ---- */
+
+static const wio_tp_slot *rdma_slot(const wio_engine *e)
+{
+    for (int i = 0; i < e->ntps; i++)
+        if (e->tps[i].ops->rdma_reg && e->tps[i].ctx)
+            return &e->tps[i];
+    return NULL;
+}
+
+int wio_engine_rdma_reg(wio_engine *e, void *addr, size_t len, void **reg, uint8_t *key, size_t cap,
+                        size_t *key_len)
+{
+    const wio_tp_slot *s = rdma_slot(e);
+    return s ? s->ops->rdma_reg(s->ctx, addr, len, reg, key, cap, key_len) : ENOTSUP;
+}
+
+void wio_engine_rdma_dereg(wio_engine *e, void *reg)
+{
+    const wio_tp_slot *s = rdma_slot(e);
+    if (s && reg)
+        s->ops->rdma_dereg(s->ctx, reg);
+}
+
+void wio_engine_rdma_rkey_free(wio_engine *e, void *rkey)
+{
+    const wio_tp_slot *s = rdma_slot(e);
+    if (s && rkey)
+        s->ops->rdma_rkey_free(s->ctx, rkey);
+}
+
+/* The open main connection to peer_id, when its transport does RDMA. */
+static wio_peer *rdma_peer(wio_engine *e, uint32_t peer_id)
+{
+    wio_peer *p = peer_id < e->nprocs_total ? e->peers[peer_id] : NULL;
+    if (!p || p->state != WIO_PEER_OPEN || !p->main.conn || !p->main.tp->ops->rdma_post)
+        return NULL;
+    return p;
+}
+
+int wio_engine_rdma_post(wio_engine *e, uint32_t peer_id, const uint8_t *key, size_t key_len, void **rkey,
+                         wio_rdma_op *op)
+{
+    wio_peer *p = rdma_peer(e, peer_id);
+    if (!p)
+        return ENOTCONN;
+    if (!*rkey) {
+        int rc = p->main.tp->ops->rdma_rkey(p->main.conn, key, key_len, rkey);
+        if (rc)
+            return rc;
+    }
+    op->rkey = *rkey;
+    return p->main.tp->ops->rdma_post(p->main.conn, op);
+}
+
+int wio_engine_rdma_flush(wio_engine *e, uint32_t peer_id, void (*done)(void *arg, int err), void *arg)
+{
+    wio_peer *p = rdma_peer(e, peer_id);
+    return p ? p->main.tp->ops->rdma_flush(p->main.conn, done, arg) : ENOTCONN;
+}
+
+int wio_engine_rdma_fence(wio_engine *e)
+{
+    const wio_tp_slot *s = rdma_slot(e);
+    return s ? s->ops->rdma_fence(s->ctx) : ENOTSUP;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* start and finalize                                                                   */
 
@@ -1880,6 +1947,11 @@ int wio_engine_finalize(wio_engine *e)
 static int add_transport(wio_engine *e, const char *name)
 {
     const wio_transport_ops *ops = wio_transport_find(name);
+#ifndef WAITIO_HAVE_UCX
+    if (!ops && strcmp(name, "ucx") == 0)
+        return wio_fail(WAITIO_ERR_ENV, "WAITIO_TRANSPORTS: this WaitIO was built without UCX, so "
+                        "it has no ucx transport (install UCX, e.g. libucx-dev, and rebuild)");
+#endif
     if (!ops) {
         char avail[128] = "";
         for (int i = 0; wio_transports[i]; i++)
@@ -1962,6 +2034,10 @@ int wio_engine_open(wio_engine *e)
     e->ntps = kept;
     if (kept == 0)
         return wio_fail(first_err, "no transport could be opened: %s", first_msg);
+    if (e->self.ext_len > WIO_PROC_EXT_MAX) /* a transport's extension: the table cannot carry it */
+        return wio_fail(WAITIO_ERR_SYS, "a transport's address-table extension of %u bytes is over "
+                        "the %u bytes start-up carries (WIO_PROC_EXT_MAX)", (unsigned)e->self.ext_len,
+                        WIO_PROC_EXT_MAX);
     return 0;
 }
 

@@ -134,6 +134,9 @@ static int op_new(wio_rma *r, uint32_t pid, int op, int expects_reply, int impli
     wio_rma_peer *p = wio_rma_peer_get(r, pid);
     if (!p)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    /* RDMA operations to it not yet known complete there go first: the paths must not overtake */
+    if (wio_rdma_pending(r, pid) && (err = wio_rdma_flush(r, pid)) != 0)
+        return err;
     if (expects_reply && p->inflight >= r->max_inflight) {
         limit_arg a = {r, p, pid};
         int rc = wio_engine_wait_until(e, below_limit, &a, 0);
@@ -423,7 +426,9 @@ int wio_am_flush_begin(wio_rma *r, uint32_t pid, wio_req_impl **out)
 {
     *out = NULL;
     const wio_rma_peer *p = r->peers[pid];
-    return p && p->dirty ? flush_start(r, pid, out) : 0;
+    if (p && p->dirty)
+        return flush_start(r, pid, out);
+    return wio_rdma_flush_begin(r, pid, out); /* a put that went over RDMA */
 }
 
 static int implicit_add(wio_rma *r, wio_req_impl *q)
@@ -520,7 +525,8 @@ int wio_am_flush(wio_rma *r, uint32_t pid)
             rc = wio_rma_wait(r, q);
     }
     int rc2 = r->nimplicit ? implicit_complete(r, pid) : 0;
-    return rc ? rc : rc2;
+    int rc3 = wio_rdma_flush(r, pid);
+    return rc ? rc : rc2 ? rc2 : rc3;
 }
 
 /* Flushes every dirty target at once (the round trips overlap), then the implicit operations;
@@ -571,8 +577,9 @@ int wio_am_quiet(wio_rma *r)
 {
     int rc = flush_many(r, 0);
     int rc2 = r->nimplicit || r->implicit_err ? implicit_complete(r, WIO_ID_BOOT) : 0;
+    int rc3 = wio_rdma_quiet(r);
     atomic_thread_fence(memory_order_seq_cst);
-    return rc ? rc : rc2;
+    return rc ? rc : rc2 ? rc2 : rc3;
 }
 
 /* Frames to one target are applied in order; only a target of this host can also be reached
@@ -580,8 +587,9 @@ int wio_am_quiet(wio_rma *r)
 int wio_am_fence(wio_rma *r)
 {
     int rc = r->direct ? flush_many(r, 1) : 0;
+    int rc2 = wio_rdma_fence(r); /* UCX itself orders nothing */
     atomic_thread_fence(memory_order_seq_cst);
-    return rc;
+    return rc ? rc : rc2;
 }
 
 /* ---- target: serving ------------------------------------------------------------------------- */
@@ -951,6 +959,8 @@ void wio_am_peer_lost(wio_rma *r, uint32_t peer, int err)
     if (p) {
         p->inflight = 0;
         p->dirty = 0;
+        p->rdma_dirty = 0;    /* nothing left to flush there: its RDMA operations fail with it */
+        p->rdma_inflight = 0;
         put_finished(p); /* its connection is closed: nothing more is read into the window */
         if (p->rx_call) {
             wio_am_uncharge(r, peer, p->rx_call->charged);

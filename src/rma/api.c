@@ -2,8 +2,9 @@
  * api.c — the public one-sided functions of waitio_rma.h: argument and bounds checks at the
  * origin, and the path per target: this process or a member whose part is mapped here (memcpy,
  * CPU atomics), single copy through the shm transport (user and data windows on this host),
- * else active messages (am.c). Atomics take the mapped path or frames, never single copy, so
- * that every update of a word is atomic with respect to every other.
+ * RDMA through the ucx transport (rdma.c: heap and user windows), else active messages (am.c).
+ * Atomics take the mapped path, RDMA (UCX's atomics in its "cpu" mode) or frames, never single
+ * copy, so that every update of a word is atomic with respect to every other.
  */
 #include <errno.h>
 #include <sched.h>
@@ -104,7 +105,9 @@ static int put_common(waitio_win_t w, int rank, size_t off, const void *src, siz
             memcpy(m->ptr + off, src, len);
     } else if (try_copy(r, w, rank, 1, off, (void *)src, len) != 0) {
         wio_req_impl *q;
-        rc = wio_am_put(r, w, rank, off, src, len, mode == MODE_NBI ? NULL : &q);
+        rc = wio_rdma_put(r, w, rank, off, src, len, mode == MODE_NBI ? NULL : &q);
+        if (rc == WIO_RDMA_NOT_TAKEN)
+            rc = wio_am_put(r, w, rank, off, src, len, mode == MODE_NBI ? NULL : &q);
         if (rc || mode == MODE_NBI)
             return rc;
         if (mode == MODE_BLOCKING)
@@ -138,7 +141,9 @@ static int get_common(waitio_win_t w, int rank, size_t off, void *dst, size_t le
             memcpy(dst, m->ptr + off, len);
     } else if (try_copy(r, w, rank, 0, off, dst, len) != 0) {
         wio_req_impl *q;
-        rc = wio_am_get(r, w, rank, off, dst, len, mode == MODE_NBI ? NULL : &q);
+        rc = wio_rdma_get(r, w, rank, off, dst, len, mode == MODE_NBI ? NULL : &q);
+        if (rc == WIO_RDMA_NOT_TAKEN)
+            rc = wio_am_get(r, w, rank, off, dst, len, mode == MODE_NBI ? NULL : &q);
         if (rc || mode == MODE_NBI)
             return rc;
         if (mode == MODE_BLOCKING)
@@ -226,7 +231,9 @@ static int strided(waitio_win_t w, int rank, size_t offset, ptrdiff_t tstride, u
         uint8_t *l = local + (ptrdiff_t)i * lstride;
         if (try_copy(r, w, rank, is_put, off, l, elem) == 0)
             continue;
-        rc = is_put ? wio_am_put(r, w, rank, off, l, elem, &q[k]) : wio_am_get(r, w, rank, off, l, elem, &q[k]);
+        rc = is_put ? wio_rdma_put(r, w, rank, off, l, elem, &q[k]) : wio_rdma_get(r, w, rank, off, l, elem, &q[k]);
+        if (rc == WIO_RDMA_NOT_TAKEN)
+            rc = is_put ? wio_am_put(r, w, rank, off, l, elem, &q[k]) : wio_am_get(r, w, rank, off, l, elem, &q[k]);
         if (rc)
             break;
         if (++k == BATCH) {
@@ -356,7 +363,9 @@ static int atomic_common(waitio_win_t w, int rank, size_t off, int op, int type,
     if (r->origin_checks && (off + (uintptr_t)m->addr) % size && w->kind != WIO_WIN_HEAP)
         return wio_fail(WAITIO_ERR_ARG, "atomic operation at offset %zu: not aligned to %zu bytes", off, size);
     wio_req_impl *q;
-    rc = wio_am_atomic(r, w, rank, off, op, type, v, c, result, req ? &q : NULL);
+    rc = wio_rdma_atomic(r, w, rank, off, op, type, v, c, result, req ? &q : NULL);
+    if (rc == WIO_RDMA_NOT_TAKEN)
+        rc = wio_am_atomic(r, w, rank, off, op, type, v, c, result, req ? &q : NULL);
     if (!rc && req) {
         req_bind(req, q);
         q->status.source = rank;
@@ -410,14 +419,22 @@ static int put_signal_common(waitio_win_t w, int rank, size_t off, const void *s
         return rc;
     }
     const wio_rma_peer *p = r->peers[m->pid];
-    if (sm->ptr && !(p && p->dirty)) { /* nothing of ours in flight to it: the signal directly */
+    if (sm->ptr && !(p && p->dirty) && !wio_rdma_pending(r, m->pid)) {
+        /* nothing of ours in flight to it: the signal directly */
         if ((uintptr_t)(sm->ptr + soff) % 8)
             return wio_fail(WAITIO_ERR_ARG, "signal at offset %zu: not aligned to 8 bytes", soff);
         atomic_thread_fence(memory_order_release);
         wio_amo_apply(sm->ptr + soff, amo, WAITIO_AMO_UINT64, signal, 0);
         return 0;
     }
-    return wio_am_atomic(r, sw, rank, soff, amo, WAITIO_AMO_UINT64, signal, 0, NULL, NULL);
+    /* data that went over RDMA: UCX's fence keeps the signal behind it (over frames, am.c
+     * flushes it first) */
+    if (wio_rdma_pending(r, m->pid) && (rc = wio_rdma_fence(r)) != 0)
+        return rc;
+    rc = wio_rdma_atomic(r, sw, rank, soff, amo, WAITIO_AMO_UINT64, signal, 0, NULL, NULL);
+    if (rc == WIO_RDMA_NOT_TAKEN)
+        rc = wio_am_atomic(r, sw, rank, soff, amo, WAITIO_AMO_UINT64, signal, 0, NULL, NULL);
+    return rc;
 }
 
 int waitio_put_signal(waitio_win_t win, int rank, size_t offset, const void *src, size_t len,

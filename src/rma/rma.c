@@ -85,6 +85,9 @@ void wio_rma_attach(wio_engine *e)
                               (size_t)2 * r->max_inflight * (WAITIO_RPC_REPLY_MAX + 4096));
     wio_list_init(&r->borrowed);
     r->direct = env_mode("WAITIO_RMA_DIRECT", 1) != 0;
+    /* WAITIO_RMA_RDMA=0: no window registered with the transport's RDMA (rdma.c), every
+     * operation as frames (for comparing, and a way out should a fabric's RDMA misbehave) */
+    r->rdma = env_mode("WAITIO_RMA_RDMA", 1) != 0;
     r->thread_mode = env_mode("WAITIO_PROGRESS_THREAD", -1);
     r->thread_interval = env_number("WAITIO_PROGRESS_INTERVAL_US", 10, 1e6, DEFAULT_INTERVAL_US) * 1e-6;
     r->origin_checks = env_mode("WAITIO_RMA_TEST_NO_ORIGIN_CHECKS", 0) != 1;
@@ -106,8 +109,10 @@ void wio_rma_finalize(wio_engine *e)
         return;
     wio_progress_thread_stop(r); /* first: from here on only the caller's thread runs */
     wio_debug("finalize: one-sided: %llu operations on mapped memory, %llu by single copy, %llu as "
-              "frames; %llu requests served", (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy,
-              (unsigned long long)r->ops_frames, (unsigned long long)r->served);
+              "frames, %llu over RDMA (%llu refused by it: as frames); %llu requests served",
+              (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy, (unsigned long long)r->ops_frames,
+              (unsigned long long)r->ops_rdma, (unsigned long long)r->ops_rdma_fallback,
+              (unsigned long long)r->served);
     (void)wio_am_quiet(r);
     wio_fut_free_all(r);
     wio_win_retire_all(r);

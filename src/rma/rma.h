@@ -10,6 +10,7 @@
  *   progress.c  the progress thread
  *   future.c    futures (then, when_all), non-blocking collectives, distributed objects
  *   api.c       the public functions: argument checks and the choice of path per target
+ *   rdma.c      one-sided over the transport's RDMA (ucx): registration, key exchange, operations
  */
 #ifndef WIO_RMA_H
 #define WIO_RMA_H
@@ -39,6 +40,12 @@ typedef struct wio_win_member {
     uint8_t *ptr;            /* its part mapped here (heap on this host; this process), or NULL */
     int same_image;          /* data window: it runs the same executable */
     int same_host;           /* reachable by single copy when allowed */
+    /* RDMA (rdma.c): its part's address and packed remote key (rkey_len 0: none, frames), our
+     * transport's handle for that key (made on first use) */
+    uint64_t rdma_addr;
+    uint8_t *rkey_packed;
+    size_t rkey_len;
+    void *rkey;
 } wio_win_member;
 
 typedef struct wio_block {
@@ -64,6 +71,7 @@ struct waitio_win {
     int retired;             /* left the table while a transfer used it: destroyed after the last */
     wio_block *blocks;       /* symmetric allocator: the part cut into blocks, by offset */
     size_t nblocks, cap_blocks;
+    void *rdma_reg;          /* this part registered with the RDMA transport (rdma.c), or NULL */
 };
 
 /* What this process knows about one peer (allocated on first use). */
@@ -71,6 +79,9 @@ typedef struct wio_rma_peer {
     /* as origin */
     uint32_t inflight;       /* our operations waiting for its reply */
     int dirty;               /* frames without reply sent since the last flush */
+    int rdma_dirty;          /* RDMA operations posted since the last RDMA flush (rdma.c) */
+    uint32_t rdma_inflight;  /* RDMA operations whose completion has not come yet */
+    int rdma_err;            /* first error of an RDMA operation without request, since a flush */
     /* as target: what it makes this process hold (replies queued, calls waiting to run), capped
      * by count (TARGET_MAX_QUEUED) and bytes (WAITIO_RMA_MAX_QUEUED), see am.c */
     uint32_t queued;
@@ -132,6 +143,9 @@ typedef struct wio_rma {
     uint64_t counter;           /* names of segments */
     /* counters for the finalize log: operations by path, requests served */
     uint64_t ops_mapped, ops_copy, ops_frames, served;
+    uint64_t ops_rdma, ops_rdma_fallback; /* posted over RDMA; RDMA-capable but sent as frames */
+    int rdma_fence_due;         /* RDMA operations posted since the last fence (rdma.c) */
+    int rdma;                   /* WAITIO_RMA_RDMA: windows registered for RDMA (default 1) */
     struct wio_futs *futs;      /* futures and distributed objects (future.c), made on first use */
 } wio_rma;
 
@@ -191,6 +205,29 @@ void wio_am_uncharge(wio_rma *r, uint32_t peer, size_t bytes);
  * a malloc'ed payload given with owned = 1 is freed after) */
 int wio_am_reply(wio_rma *r, uint32_t peer, uint64_t req_id, int op, int err, const void *payload,
                  size_t len, uint64_t aux0, int owned, struct waitio_win *borrow);
+
+/* rdma.c: one-sided over the transport's RDMA (docs/one-sided.md, "One-sided over UCX").
+ * Window creation (collective, after the window is made): registers this part, exchanges the
+ * packed keys; 0 or a collective's error. Release: keys and registration go (idempotent). */
+int wio_rdma_win_setup(wio_rma *r, struct waitio_win *w);
+void wio_rdma_win_release(wio_rma *r, struct waitio_win *w);
+/* Operations: WIO_RDMA_NOT_TAKEN when this one goes as frames (no key, no RDMA connection, an
+ * atomic UCX cannot do), else as wio_am_*: 0 or an error, *req (NULL: implicit). */
+#define WIO_RDMA_NOT_TAKEN (-1)
+int wio_rdma_put(wio_rma *r, struct waitio_win *w, int rank, size_t off, const void *src, size_t len,
+                 wio_req_impl **req);
+int wio_rdma_get(wio_rma *r, struct waitio_win *w, int rank, size_t off, void *dst, size_t len,
+                 wio_req_impl **req);
+int wio_rdma_atomic(wio_rma *r, struct waitio_win *w, int rank, size_t off, int op, int type,
+                    uint64_t operand, uint64_t compare, void *result, wio_req_impl **req);
+/* Remote completion of our RDMA operations on pid (blocking), on every target (quiet); fence
+ * orders them; flush_begin: a request completing at pid's flush (NULL: nothing to flush). */
+int wio_rdma_flush(wio_rma *r, uint32_t pid);
+int wio_rdma_quiet(wio_rma *r);
+int wio_rdma_fence(wio_rma *r);
+int wio_rdma_flush_begin(wio_rma *r, uint32_t pid, wio_req_impl **out);
+/* pid has RDMA operations not known complete at the target (the paths must not overtake) */
+int wio_rdma_pending(const wio_rma *r, uint32_t pid);
 
 /* atomic.c */
 size_t wio_amo_size(int type);

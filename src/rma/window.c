@@ -688,6 +688,7 @@ static void win_destroy(struct waitio_win *w)
 {
     if (!w)
         return;
+    wio_rdma_win_release(w->rma, w); /* nothing left after win_retire's: the transport may be gone */
     if (w->map)
         munmap(w->map, w->map_len);
     free(w->m);
@@ -901,7 +902,7 @@ int waitio_win_allocate(waitio_group_t grp, size_t size, waitio_win_t *win, void
     struct waitio_win *w = win_new(r, g, WIO_WIN_HEAP);
     if (!w)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating a window");
-    if ((rc = table_add(r, w)) || (rc = heap_create(r, w, size))) {
+    if ((rc = table_add(r, w)) || (rc = heap_create(r, w, size)) || (rc = wio_rdma_win_setup(r, w))) {
         table_remove(r, w);
         win_destroy(w);
         return rc;
@@ -951,6 +952,8 @@ static int exposed_create(wio_rma *r, wio_group *g, int kind, void *base, size_t
     if (!err)
         fill_members(w, recs);
     free(recs);
+    if (!err)
+        err = wio_rdma_win_setup(r, w); /* collective too: every member got here */
     if (err) {
         table_remove(r, w);
         win_destroy(w);
@@ -998,6 +1001,7 @@ int waitio_win_create_data(waitio_group_t grp, waitio_win_t *win)
 static void win_retire(wio_rma *r, struct waitio_win *w)
 {
     table_remove(r, w);
+    wio_rdma_win_release(r, w); /* now, while the transport is open (finalize closes it next) */
     if (w->replies || w->writers) {
         w->retired = 1;
         w->g = NULL;

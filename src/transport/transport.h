@@ -3,7 +3,8 @@
  *
  * A transport moves frames (core/frame.h) between this process and a peer over its own kind of
  * connection: tcp (sockets), shm (shared-memory rings between processes of one host), file
- * (segment files in a shared directory). The engine sees a transport only through its row of
+ * (segment files in a shared directory), ucx (UCX's UCP layer: RDMA networks, when built with
+ * UCX). The engine sees a transport only through its row of
  * the table (struct wio_transport_ops, listed in transports.c) and the opaque objects that row
  * hands out: the transport's context (`void *tp`, from open) and its connections (`void *conn`).
  * A transport reaches its owner only through the callbacks it was given at open
@@ -63,6 +64,7 @@ void wio_addr_format(const wio_addr *a, char *buf, size_t cap);
 #define WIO_TP_TCP 0x01u
 #define WIO_TP_SHM 0x02u
 #define WIO_TP_FILE 0x04u
+#define WIO_TP_UCX 0x08u
 
 /* One process of the instance as the address table describes it (boot.c encodes it). */
 typedef struct wio_proc {
@@ -72,7 +74,15 @@ typedef struct wio_proc {
     uint8_t transports;  /* WIO_TP_* it offers */
     uint8_t flags;       /* WIO_PROC_* (engine.h) */
     uint16_t coll_sig;   /* fingerprint of its collective settings (WAITIO_COLL_*) */
+    /* Bytes a transport needs beyond the fixed entry (the ucx transport's worker address);
+     * ext_len 0: none. Our own entry: set by a transport's open to memory it owns until its
+     * close. The table given to start: memory the engine owns until the transports are closed. */
+    const uint8_t *ext;
+    uint16_t ext_len;
 } wio_proc;
+/* The longest extension a table entry carries (longer is refused at open and registration). */
+#define WIO_PROC_EXT_MAX 2048u
+_Static_assert(WIO_PROC_EXT_MAX == WIO_TABLE_EXT_MAX, "frame.h's entry bound is the extension's");
 
 /* What the other side announced in its handshake. */
 typedef struct wio_peer_hello {
@@ -151,6 +161,37 @@ typedef struct wio_tp_instance {
 /* Largest rendezvous descriptor (rdv_pack) a transport may produce: WIO_RTS_PAYLOAD_MAX. */
 #define WIO_RDV_DESC_MAX WIO_RTS_PAYLOAD_MAX
 
+/* ---- one-sided over RDMA (issue 27 item 4; ucx_rma.c implements it, src/rma/rdma.c uses it
+ * through the engine): a transport that can read, write and update a peer's registered memory
+ * on its own (UCX's ucp_put_nbx / ucp_get_nbx / ucp_atomic_op_nbx) offers the optional rdma_*
+ * ops of its row. The one-sided layer registers a window's part (rdma_reg), exchanges the packed
+ * remote key when the window is made, turns a member's packed key into a handle (rdma_rkey) and
+ * posts operations on the connection to that member (rdma_post); rdma_flush completes them
+ * remotely. Any ENOTSUP (or other errno) means: use frames instead. ---- */
+enum wio_rdma_kind { WIO_RDMA_PUT = 1, WIO_RDMA_GET = 2, WIO_RDMA_AMO = 3 };
+/* The atomic operations a transport may do in hardware (or emulate atomically against the
+ * target CPU's own atomic instructions: see ucx_rma.c); anything else goes as frames. */
+enum wio_rdma_amo {
+    WIO_RDMA_AMO_ADD = 1, WIO_RDMA_AMO_AND, WIO_RDMA_AMO_OR, WIO_RDMA_AMO_XOR,
+    WIO_RDMA_AMO_SWAP, WIO_RDMA_AMO_CSWAP
+};
+/* The largest packed remote key exchanged per member (UCX's are tens to a few hundred bytes). */
+#define WIO_RDMA_RKEY_MAX 1024u
+
+typedef struct wio_rdma_op {
+    int kind;                 /* WIO_RDMA_* */
+    uint64_t remote_addr;     /* in the peer's address space, inside its registered part */
+    void *rkey;               /* rdma_rkey's handle for that part */
+    void *local;              /* put: source; get: destination; AMO: the old value (NULL: none) */
+    size_t len;               /* bytes; AMO: 4 or 8 */
+    int amo;                  /* WIO_RDMA_AMO_* */
+    uint64_t operand, compare;
+    /* called once when rdma_post returned 0: from the transport's progress (inside it: only
+     * record the outcome), err 0 or a WAITIO_ERR_* code */
+    void (*done)(void *arg, int err);
+    void *arg;
+} wio_rdma_op;
+
 typedef struct wio_transport_ops {
     const char *name;
     unsigned bit;              /* its WIO_TP_* bit */
@@ -200,6 +241,24 @@ typedef struct wio_transport_ops {
      * the peer's memory, under the same rules as rdv_get. 0, or an errno value: the one-sided
      * layer then sends frames instead. */
     int (*rma_copy)(void *conn, int write, uint64_t remote_addr, void *local, size_t len);
+    /* Optional one-sided over RDMA (see wio_rdma_op above). rdma_reg: registers exactly
+     * [addr, addr + len) for remote access by the peers, *reg its handle, its packed remote key
+     * written to key (at most cap bytes, *key_len); 0 or an errno value. rdma_rkey: a peer's
+     * packed key as a handle for operations on conn (and on later connections to that same
+     * peer); rdma_rkey_free and rdma_dereg take the transport's context because the connection
+     * may be gone. rdma_post: 0 posted (op->done follows), 1 complete at once (done is not
+     * called), else an errno value (ENOTSUP: not on this connection) and nothing was started.
+     * rdma_flush: every operation posted on conn before it is complete at the target (0:
+     * done(arg, err) follows; 1: nothing to wait for; else an errno value). rdma_fence: operations
+     * posted after it are applied after those posted before, on every connection (0, or an errno
+     * value: then flush instead). */
+    int (*rdma_reg)(void *tp, void *addr, size_t len, void **reg, uint8_t *key, size_t cap, size_t *key_len);
+    void (*rdma_dereg)(void *tp, void *reg);
+    int (*rdma_rkey)(void *conn, const uint8_t *key, size_t key_len, void **rkey);
+    void (*rdma_rkey_free)(void *tp, void *rkey);
+    int (*rdma_post)(void *conn, wio_rdma_op *op);
+    int (*rdma_flush)(void *conn, void (*done)(void *arg, int err), void *arg);
+    int (*rdma_fence)(void *tp);
     /* Counters for waitio-info and finalize's debug line, may be NULL. */
     void (*stats)(void *tp, char *buf, size_t cap);
     void (*close)(void *tp);

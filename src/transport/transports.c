@@ -7,9 +7,13 @@
 #include "transport/file.h"
 #include "transport/shm.h"
 #include "transport/tcp.h"
+#include "transport/ucx.h"
 
 const wio_transport_ops *const wio_transports[] = {
     &wio_transport_shm,
+#ifdef WAITIO_HAVE_UCX
+    &wio_transport_ucx,
+#endif
     &wio_transport_tcp,
     &wio_transport_file,
     NULL,

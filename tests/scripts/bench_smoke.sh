@@ -5,8 +5,9 @@
 # checks the bytes itself and exits non-zero on a wrong one). An instance that cannot be paired
 # (1 PB of 3 processes) must be refused with exit status 2 and a message. The MPI twin
 # (bench/mpi_bench.c, which bench/compare builds) is built with Open MPI and MPICH as compare
-# builds it and runs ping-pong and pairs, so that the comparison cannot rot unnoticed.
-# timeout: 150
+# builds it and runs ping-pong and pairs, so that the comparison cannot rot unnoticed. With UCX in
+# the build and ucx_perftest installed, compare's ucx rows (WaitIO over UCX sm, ucx_perftest) too.
+# timeout: 180
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 B=$WAITIO_BUILD_DIR/bench/waitio-bench
@@ -92,6 +93,19 @@ grep -qE '^\| TCP 8 B half round trip ≤ 1\.1x raw TCP \| 8 B \| [0-9.]+ µs \|
   "$cout/performance.md" || t_fail "performance.md has no paired-round row for the tcp 8 B goal"
 grep -q '^| streaming message rate ≥ 1.0x Open MPI | | | | not measured' "$cout/performance.md" \
   || t_fail "performance.md does not say the streaming goal was not measured"
+# the ucx rows (a build with UCX and ucx_perftest installed): WaitIO over UCX's shared memory and
+# ucx_perftest tag_lat with the same UCX_TLS, 8 B only, a few iterations, no goal rounds
+ucx_note=""
+if grep -q '^UCX_FOUND:INTERNAL=1' "$WAITIO_BUILD_DIR/CMakeCache.txt" 2>/dev/null && command -v ucx_perftest >/dev/null; then
+  t_start compare_ucx 40 "$WAITIO_SOURCE_DIR/bench/compare" "$fake" -r 1 --sizes 8 --iter-scale 0.005 \
+    --configs waitio-ucx-sm,ucx-perftest-sm --goal-rounds 0 --out "$T_DIR/ucx-out"
+  t_wait compare_ucx || { t_show compare_ucx; t_fail "bench/compare with the ucx rows failed"; }
+  grep -qE '^\| 8 B \| [0-9.]+ \| [0-9.]+ \|$' "$T_DIR/ucx-out/performance.md" \
+    || t_fail "performance.md has no 8 B half round trip for WaitIO ucx (sm) and ucx_perftest (sm)"
+  grep -q 'WaitIO ucx (sm) / ucx_perftest (sm)' "$T_DIR/ucx-out/performance.md" \
+    || t_fail "performance.md has no WaitIO ucx / ucx_perftest ratio"
+  ucx_note="; compare's ucx rows ran"
+fi
 
 # bench/run-collectives.sh, tiny: 2 PBs of 2 against one job of 4, one run; every operation and
 # size must have its row, with auto, hierarchical and flat measured in the one WaitIO job
@@ -109,4 +123,4 @@ rows=$(grep -cE '^\| (bcast|reduce|allreduce) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \|
 for mode in mpi auto hier flat; do
   [ "$(grep -c "^1,$mode," "$cbuild/bench/collectives.csv")" = 21 ] || t_fail "collectives.csv lacks mode $mode"
 done
-t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH; compare wrote a scratch directory with CSVs, spread and paired goal rounds; run-collectives ran every mode"
+t_pass "pairs (1 PB, 2 PBs), stream and ping-pong ran; an odd PB is refused; the MPI twin ran with Open MPI and MPICH; compare wrote a scratch directory with CSVs, spread and paired goal rounds; run-collectives ran every mode$ucx_note"

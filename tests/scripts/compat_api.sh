@@ -23,6 +23,10 @@ build() { # build NAME [cc flags...] -- link flags...
 }
 shared=(-L"$lib" -Wl,-rpath,"$lib" -lwaitio)
 static=("$lib/libwaitio.a" -lcrypto -lpthread)
+# a library built with the ucx transport needs UCX's libraries too (waitio.pc's Libs.private)
+if nm "$lib/libwaitio.a" 2>/dev/null | grep " U ucp_" >/dev/null; then
+  static+=($(pkg-config --libs ucx))
+fi
 build lib_shared -- "${shared[@]}"
 build lib_static -- "${static[@]}"
 build own_shared -DOWN_TRUEF -- "${shared[@]}"

@@ -38,13 +38,14 @@ counts() { # counts NAME: "main bulk" rendezvous data sends of both processes to
 info=$(env WAITIO_COMM_TYPE=hybrid WAITIO_HYBRID_THRESHOULD=65536 WAITIO_SCRATCH_DIR="$shared" \
        "$WAITIO_BUILD_DIR/tools/waitio-info" | grep -E "COMM_TYPE|THRESHOLD")
 echo "$info" | sed 's/^/  waitio-info: /'
-echo "$info" | grep -q "WAITIO_COMM_TYPE=hybrid -> transports shm,tcp, and file for large messages' data" &&
+# (shm,ucx,tcp when built with UCX: UCX between hosts)
+echo "$info" | grep -Eq "WAITIO_COMM_TYPE=hybrid -> transports shm,(ucx,)?tcp, and file for large messages' data" &&
   echo "$info" | grep -q "WAITIO_HYBRID_THRESHOLD=65536" || t_fail "waitio-info does not show the hybrid choice"
 
 err=$(env -u WAITIO_SCRATCH_DIR WAITIO_COMM_TYPE=file "$WAITIO_BUILD_DIR/tools/waitio-info" 2>&1 >/dev/null || true)
 echo "$err" | grep -q "WAITIO_COMM_TYPE=file needs WAITIO_SCRATCH_DIR" || t_fail "no clear error without WAITIO_SCRATCH_DIR: $err"
 err=$(env WAITIO_COMM_TYPE=files "$WAITIO_BUILD_DIR/tools/waitio-info" 2>&1 >/dev/null || true)
-echo "$err" | grep -q "WAITIO_COMM_TYPE='files' is not socket, file or hybrid" || t_fail "no clear error for a bad WAITIO_COMM_TYPE: $err"
+echo "$err" | grep -q "WAITIO_COMM_TYPE='files' is not socket, file, hybrid or verbs" || t_fail "no clear error for a bad WAITIO_COMM_TYPE: $err"
 
 run hybrid
 read -r main bulk <<<"$(counts hybrid)"

@@ -7,7 +7,8 @@
 #   --demo installs the MPIs, compilers and gfortran but no clang/valgrind; --test adds clang's
 #   libFuzzer package for the clang found (libclang-common-15-dev when the archive has no
 #   libclang-rt-15-dev: no Debian-12-only pin), valgrind and iproute2; --bench adds
-#   python3-matplotlib only; scripts/demo.sh and scripts/test.sh call it with --demo / --test.
+#   python3-matplotlib and ucx-utils (ucx_perftest) only; every mode installs libucx-dev (the
+#   optional ucx transport), --test ucx-utils too; scripts/demo.sh and scripts/test.sh call it with --demo / --test.
 # timeout: 30
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -56,7 +57,7 @@ for p in valgrind iproute2 python3-matplotlib libclang-common-15-dev; do hasnt d
 grep -q 'apt-get update' "$T_DIR/apt.log" || t_fail "no apt-get update before installing"
 
 run_mode test --test
-for p in gcc libmpich-dev gfortran valgrind iproute2 python3-pip libclang-common-15-dev; do has test "$p"; done
+for p in gcc libmpich-dev gfortran valgrind iproute2 python3-pip libclang-common-15-dev libucx-dev ucx-utils; do has test "$p"; done
 grep -q 'libclang-rt' "$T_DIR/test.pkgs" && t_fail "--test asked for a libclang-rt package the archive lacks"
 hasnt test python3-matplotlib
 printf '%s\n' libclang-rt-15-dev libclang-common-15-dev >"$T_DIR/archive"
@@ -64,11 +65,13 @@ run_mode test2 --test
 has test2 libclang-rt-15-dev
 
 run_mode bench --bench
-for p in python3-matplotlib libopenmpi-dev; do has bench "$p"; done
+for p in python3-matplotlib libopenmpi-dev libucx-dev ucx-utils; do has bench "$p"; done
 for p in valgrind gfortran libclang-common-15-dev; do hasnt bench "$p"; done
 
 run_mode build
 has build cmake
+has build libucx-dev
+hasnt build ucx-utils
 hasnt build gfortran
 hasnt build valgrind
 

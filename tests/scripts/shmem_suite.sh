@@ -9,6 +9,7 @@
 # also with WAITIO_PROGRESS_THREAD=0 and WAITIO_RMA_DIRECT=0 (frames over the rings, served only
 # inside OpenSHMEM calls) and over files. Then shmem_global_exit: one PE calls it while the others
 # wait; every process exits with its status (processes started by hand, each one checked).
+# With WAITIO_TEST_TRANSPORTS=ucx (mp.shmem_suite.ucx) only: rma, amo and sync on 2 PEs over ucx.
 # timeout: 150
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +26,16 @@ case_all() {
     t_expect "$name-$p" "^shmem_$p ok: $T_PES PEs" "the verdict"
   done
 }
+if [ "${WAITIO_TEST_TRANSPORTS:-}" = ucx ]; then
+  # mp.shmem_suite.ucx: the one-sided programs (rma, amo, sync: coll and basic make next to no
+  # one-sided operations) on 2 PEs over UCX (UCX_TLS from the test's environment), the symmetric
+  # heap's puts, gets and atomics over UCX's RMA (src/rma/rdma.c)
+  ONLY="rma amo sync" case_all ucx 2 WAITIO_LOG=debug
+  rdma=$(sed -n 's/.*one-sided: .* as frames, \([0-9]*\) over RDMA.*/\1/p' "$(t_out ucx-amo)" | awk '{s += $1} END {print s + 0}')
+  t_log "ucx: shmem_amo made $rdma operations over RDMA"
+  [ "$rdma" -gt 100 ] || t_fail "ucx: expected shmem_amo's atomics over RDMA ($rdma)"
+  t_pass "rma, amo and sync on 2 PEs over ucx"
+fi
 case_all one-pb 2
 case_all tcp-2pb 2+1 WAITIO_TRANSPORTS=tcp
 case_all five 5

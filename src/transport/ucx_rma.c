@@ -1,0 +1,293 @@
+/*
+ * ucx_rma.c — the ucx transport's one-sided operations over RDMA (transport.h, "one-sided over
+ * RDMA"): a window's part registered with ucp_mem_map and its packed remote key, a member's key
+ * unpacked on the endpoint of our connection to it, puts, gets and atomics as ucp_put_nbx,
+ * ucp_get_nbx and ucp_atomic_op_nbx, remote completion as ucp_ep_flush_nbx, ordering as
+ * ucp_worker_fence. The one-sided layer (src/rma/rdma.c) reaches these only through the engine
+ * and never sees a UCX type.
+ *
+ * Atomicity: the other paths of one-sided atomics (a mapped word, a frame served by the target)
+ * use the CPU's atomic instructions. UCX's atomics are atomic with respect to those only in its
+ * "cpu" atomic mode (a transport whose atomics the CPU sees atomically — shared memory — or UCX's
+ * own emulation executed by the target's CPU); a NIC's device atomics are not. ucx.c therefore
+ * opens UCX with UCX_ATOMIC_MODE=cpu unless the user set it, and atomics go through UCX here only
+ * in that mode (ucx_rma_amo_ok): with any other mode every atomic takes frames, so that updates
+ * of one word never mix device atomics with CPU ones.
+ *
+ * Callbacks run inside ucp_worker_progress: they only copy a fetched value out and report the
+ * outcome to the one-sided layer, which records it.
+ */
+#define WIO_UCX_INTERNAL
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "transport/ucx.h"
+#include "core/common.h"
+
+/* A member's packed key and its unpacked form on the endpoint it was unpacked for: a later
+ * connection to the same peer (after an idle close) has a new endpoint, so it is unpacked again. */
+typedef struct ucx_rkey {
+    ucp_ep_h ep;
+    ucp_rkey_h h;
+    size_t len;
+    uint8_t packed[];
+} ucx_rkey;
+
+static ucx_conn *conn_of(void *conn)
+{
+    wio_stream *s = conn;
+    return s ? s->pipe_state : NULL;
+}
+
+/* UCX's "can't do that here" is ENOTSUP (the caller takes frames); the rest EIO. */
+static int status_errno(ucs_status_t st)
+{
+    return st == UCS_ERR_UNSUPPORTED ? ENOTSUP : st == UCS_ERR_NO_MEMORY ? ENOMEM : EIO;
+}
+
+/* What a failed operation means to its request: the endpoint's failures are the peer's. */
+static int status_error(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK: return 0;
+    case UCS_ERR_CANCELED: return WAITIO_ERR_CANCELLED;
+    case UCS_ERR_NO_MEMORY: return WAITIO_ERR_NOMEM;
+    default: return WAITIO_ERR_PEER;
+    }
+}
+
+int wio_ucx_rma_amo_ok(void)
+{
+    const char *mode = getenv("UCX_ATOMIC_MODE");
+    return !mode || !*mode || strcmp(mode, "cpu") == 0;
+}
+
+/* ---- registration ---- */
+
+int wio_ucx_rdma_reg(void *tp, void *addr, size_t len, void **reg, uint8_t *key, size_t cap, size_t *key_len)
+{
+    ucx_tp *t = tp;
+    if (!t || !addr || !len)
+        return EINVAL;
+    /* exactly the part: UCX pins whole pages, but a key reaches [addr, addr + len) only */
+    ucp_mem_map_params_t mp = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = addr,
+        .length = len,
+    };
+    ucp_mem_h mh;
+    ucs_status_t st = ucp_mem_map(t->context, &mp, &mh);
+    if (st != UCS_OK)
+        return status_errno(st);
+    void *rb = NULL;
+    size_t rl = 0;
+    st = ucp_rkey_pack(t->context, mh, &rb, &rl);
+    if (st != UCS_OK || rl > cap) {
+        if (st == UCS_OK)
+            ucp_rkey_buffer_release(rb);
+        ucp_mem_unmap(t->context, mh);
+        return st != UCS_OK ? status_errno(st) : ENOSPC;
+    }
+    memcpy(key, rb, rl);
+    ucp_rkey_buffer_release(rb);
+    *reg = mh;
+    *key_len = rl;
+    return 0;
+}
+
+void wio_ucx_rdma_dereg(void *tp, void *reg)
+{
+    ucx_tp *t = tp;
+    if (t && reg)
+        ucp_mem_unmap(t->context, reg);
+}
+
+int wio_ucx_rdma_rkey(void *conn, const uint8_t *key, size_t key_len, void **out)
+{
+    (void)conn; /* unpacked on first use, on the endpoint then current */
+    if (!key || !key_len || key_len > WIO_RDMA_RKEY_MAX)
+        return EINVAL;
+    ucx_rkey *k = calloc(1, sizeof *k + key_len);
+    if (!k)
+        return ENOMEM;
+    k->len = key_len;
+    memcpy(k->packed, key, key_len);
+    *out = k;
+    return 0;
+}
+
+void wio_ucx_rdma_rkey_free(void *tp, void *rkey)
+{
+    (void)tp;
+    ucx_rkey *k = rkey;
+    if (!k)
+        return;
+    if (k->h)
+        ucp_rkey_destroy(k->h);
+    free(k);
+}
+
+/* The key's handle on c's endpoint (unpacked again when the connection changed). */
+static int rkey_on(ucx_conn *c, ucx_rkey *k, ucp_rkey_h *out)
+{
+    if (k->h && k->ep == c->ep) {
+        *out = k->h;
+        return 0;
+    }
+    if (k->h) {
+        ucp_rkey_destroy(k->h);
+        k->h = NULL;
+    }
+    ucs_status_t st = ucp_ep_rkey_unpack(c->ep, k->packed, &k->h);
+    if (st != UCS_OK) {
+        k->h = NULL;
+        return status_errno(st);
+    }
+    k->ep = c->ep;
+    *out = k->h;
+    return 0;
+}
+
+/* ---- operations ---- */
+
+/* A fetched value lands in op->compare (the reply buffer: CSWAP's new value goes in there and
+ * the old value comes back in its place) and is copied to the caller's result. */
+static void amo_result(wio_rdma_op *op)
+{
+    if (op->kind != WIO_RDMA_AMO || !op->local)
+        return;
+    memcpy(op->local, &op->compare, op->len); /* stored in its width at the start (amo_post) */
+}
+
+static void op_done(void *req, ucs_status_t st, void *user)
+{
+    wio_rdma_op *op = user;
+    if (st == UCS_OK)
+        amo_result(op);
+    ucp_request_free(req);
+    op->done(op->arg, status_error(st));
+}
+
+static ucp_atomic_op_t amo_opcode(int amo)
+{
+    switch (amo) {
+    case WIO_RDMA_AMO_ADD: return UCP_ATOMIC_OP_ADD;
+    case WIO_RDMA_AMO_AND: return UCP_ATOMIC_OP_AND;
+    case WIO_RDMA_AMO_OR: return UCP_ATOMIC_OP_OR;
+    case WIO_RDMA_AMO_XOR: return UCP_ATOMIC_OP_XOR;
+    case WIO_RDMA_AMO_SWAP: return UCP_ATOMIC_OP_SWAP;
+    default: return UCP_ATOMIC_OP_CSWAP;
+    }
+}
+
+/* Stores v in its width at p (the operand and reply buffers UCX reads len bytes from). */
+static void store_width(uint64_t *p, uint64_t v, size_t len)
+{
+    if (len == 4) {
+        uint32_t v32 = (uint32_t)v;
+        memcpy(p, &v32, 4);
+    } else {
+        *p = v;
+    }
+}
+
+static void *amo_post(ucp_ep_h ep, wio_rdma_op *op, ucp_rkey_h rk, ucp_request_param_t *p)
+{
+    /* swap and compare-and-swap always fetch in UCP: their old value goes to the reply buffer */
+    int fetch = op->local || op->amo == WIO_RDMA_AMO_SWAP || op->amo == WIO_RDMA_AMO_CSWAP;
+    /* UCP's compare-and-swap compares the word with `buffer` and swaps in the reply buffer */
+    int cswap = op->amo == WIO_RDMA_AMO_CSWAP;
+    uint64_t in = cswap ? op->compare : op->operand, reply = cswap ? op->operand : 0;
+    store_width(&op->operand, in, op->len);
+    store_width(&op->compare, reply, op->len);
+    p->op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    p->datatype = ucp_dt_make_contig(op->len);
+    if (fetch) {
+        p->op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        p->reply_buffer = &op->compare;
+    }
+    return ucp_atomic_op_nbx(ep, amo_opcode(op->amo), &op->operand, 1, op->remote_addr, rk, p);
+}
+
+int wio_ucx_rdma_post(void *conn, wio_rdma_op *op)
+{
+    ucx_conn *c = conn_of(conn);
+    if (!c || c->failed || !c->ep)
+        return ENOTCONN;
+    if (c->t->in_progress)
+        return EBUSY; /* never re-enter UCX from its own callbacks */
+    if (op->kind == WIO_RDMA_AMO && ((op->len != 4 && op->len != 8) || !wio_ucx_rma_amo_ok()))
+        return ENOTSUP;
+    ucp_rkey_h rk;
+    int rc = rkey_on(c, op->rkey, &rk);
+    if (rc)
+        return rc;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb = {.send = op_done},
+        .user_data = op,
+    };
+    void *req;
+    switch (op->kind) {
+    case WIO_RDMA_PUT: req = ucp_put_nbx(c->ep, op->local, op->len, op->remote_addr, rk, &p); break;
+    case WIO_RDMA_GET: req = ucp_get_nbx(c->ep, op->local, op->len, op->remote_addr, rk, &p); break;
+    case WIO_RDMA_AMO: req = amo_post(c->ep, op, rk, &p); break;
+    default: return EINVAL;
+    }
+    if (UCS_PTR_IS_ERR(req))
+        return status_errno(UCS_PTR_STATUS(req));
+    if (req == NULL) { /* complete at once: no callback comes */
+        amo_result(op);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- completion and order ---- */
+
+typedef struct flush_ctx {
+    void (*done)(void *arg, int err);
+    void *arg;
+} flush_ctx;
+
+static void flush_done(void *req, ucs_status_t st, void *user)
+{
+    flush_ctx *f = user;
+    ucp_request_free(req);
+    f->done(f->arg, status_error(st));
+    free(f);
+}
+
+int wio_ucx_rdma_flush(void *conn, void (*done)(void *arg, int err), void *arg)
+{
+    ucx_conn *c = conn_of(conn);
+    if (!c || !c->ep)
+        return ENOTCONN;
+    if (c->t->in_progress)
+        return EBUSY;
+    flush_ctx *f = malloc(sizeof *f);
+    if (!f)
+        return ENOMEM;
+    f->done = done;
+    f->arg = arg;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb = {.send = flush_done},
+        .user_data = f,
+    };
+    void *req = ucp_ep_flush_nbx(c->ep, &p);
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        free(f);
+        return req == NULL ? 1 : status_errno(UCS_PTR_STATUS(req));
+    }
+    return 0;
+}
+
+int wio_ucx_rdma_fence(void *tp)
+{
+    ucx_tp *t = tp;
+    if (!t || t->in_progress)
+        return EBUSY;
+    ucs_status_t st = ucp_worker_fence(t->worker);
+    return st == UCS_OK ? 0 : status_errno(st);
+}
