@@ -160,6 +160,14 @@ WAITIO_API int waitio_waitall(int count, waitio_req_t reqs[]);
 /* Waits for one active request; *index = its position, or WAITIO_UNDEFINED if none active. */
 WAITIO_API int waitio_waitany(int count, waitio_req_t reqs[], int *index);
 WAITIO_API int waitio_cancel(waitio_req_t *req);                    /* receives not yet matched only */
+/* Probes for a message a receive with (grp, src, tag) would take — WAITIO_ANY_SOURCE and
+ * WAITIO_ANY_TAG allowed — without receiving it: it stays queued, and the next matching receive
+ * takes it. *status gets its source (group rank), tag and length (len; error 0). iprobe makes one
+ * progress round and sets *flag; probe waits until such a message is there (or the named source
+ * is lost: its error). status may be NULL. */
+WAITIO_API int waitio_iprobe(waitio_group_t grp, int src, unsigned long tag, int *flag,
+                             waitio_status_t *status);
+WAITIO_API int waitio_probe(waitio_group_t grp, int src, unsigned long tag, waitio_status_t *status);
 
 WAITIO_API int waitio_local_rank(int *rankp);     /* rank of this process inside its PB */
 WAITIO_API int waitio_local_size(int *sizep);     /* number of processes of this PB */

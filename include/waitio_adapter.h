@@ -58,6 +58,17 @@ typedef struct waitio_adapter_ops {
     int (*ibcast)(void *ctx, void *buf, size_t bytes, int root, void **req);
     int (*test)(void *ctx, void *req, int *done);
     int (*wait)(void *ctx, void *req);
+    /* May be NULL (then collectives on the conversion layer's split, dup and create_group
+     * communicators stay flat): communicators of part of the PB. sub_create makes one of the
+     * PB-local ranks ranks[0..n) (sub-rank i = ranks[i]), called by exactly those processes with
+     * the same `tag` (MPI_Comm_create_group); *sub is the adapter's handle, given back to the
+     * collectives below and to sub_free (called by all its members). Roots are sub-ranks. */
+    int (*sub_create)(void *ctx, const int *ranks, int n, int tag, void **sub);
+    void (*sub_free)(void *ctx, void *sub);
+    int (*sub_barrier)(void *ctx, void *sub);
+    int (*sub_bcast)(void *ctx, void *sub, void *buf, size_t bytes, int root);
+    int (*sub_reduce)(void *ctx, void *sub, const void *sbuf, void *rbuf, size_t count, int dtype,
+                      int op, int root);
 } waitio_adapter_ops;
 
 /* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */

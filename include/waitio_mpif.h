@@ -119,3 +119,19 @@
       PARAMETER (WAITIO_MPI_BXOR=10)
       INTEGER WAITIO_MPI_UNDEFINED
       PARAMETER (WAITIO_MPI_UNDEFINED=-1)
+! Fortran handles of no communicator (comm_split with color
+! WAITIO_MPI_UNDEFINED, comm_free) and no group (group_free)
+      INTEGER WAITIO_MPI_COMM_NULL
+      PARAMETER (WAITIO_MPI_COMM_NULL=0)
+      INTEGER WAITIO_MPI_GROUP_NULL
+      PARAMETER (WAITIO_MPI_GROUP_NULL=0)
+! Derived datatypes and user operations: no datatype / no operation
+! (what Type_free and Op_free leave), and the kind of address-sized
+! arguments (Type_create_hvector's stride, Type_create_struct's
+! displacements, Type_create_resized, Type_get_extent)
+      INTEGER WAITIO_MPI_DATATYPE_NULL
+      PARAMETER (WAITIO_MPI_DATATYPE_NULL=0)
+      INTEGER WAITIO_MPI_OP_NULL
+      PARAMETER (WAITIO_MPI_OP_NULL=0)
+      INTEGER WAITIO_MPI_ADDRESS_KIND
+      PARAMETER (WAITIO_MPI_ADDRESS_KIND=8)

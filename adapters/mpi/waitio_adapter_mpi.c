@@ -7,7 +7,8 @@
  * communicator the application's part of MPI_COMM_WORLD — and lends the core two collectives
  * over the whole job for the key and the address table (src/boot/boot_job.c). It refuses to run
  * under another MPI than the one it was compiled for. The core library never links MPI; this
- * file does.
+ * file does. It calls PMPI_ only: in an MPMD job the program's MPI_COMM_WORLD is its own part
+ * of the job (mpi_world.c), the adapter's is the real one.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include "waitio_adapter_mpi.h"
 #include "waitio_mpi.h"
+#include "mpi_world.h"
 
 static MPI_Comm pb_comm = MPI_COMM_NULL;  /* the PB's processes */
 static MPI_Comm job_comm = MPI_COMM_NULL; /* one-job launch: a private copy of MPI_COMM_WORLD */
@@ -93,32 +95,13 @@ static MPI_Op to_mpi_op(int op)
     }
 }
 
-/* Waits for a nonblocking MPI operation with growing sleeps instead of letting MPI spin on every
- * core: start-up waits for other jobs, possibly minutes. timeout > 0: gives up after it (-1). */
-static int wait_idle(MPI_Request *req, double timeout)
-{
-    double deadline = timeout > 0 ? MPI_Wtime() + timeout : 0;
-    long pause_ns = 1000;
-    for (;;) {
-        int done = 0, rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || done)
-            return rc;
-        if (deadline && MPI_Wtime() > deadline)
-            return -1;
-        struct timespec ts = {0, pause_ns};
-        nanosleep(&ts, NULL);
-        if (pause_ns < 2000000)
-            pause_ns *= 2;
-    }
-}
-
 /* MPI counts are ints: large buffers go in pieces of at most 1 GiB. */
 #define PIECE ((size_t)1 << 30)
 
 static int a_barrier(void *ctx)
 {
     (void)ctx;
-    return MPI_Barrier(pb_comm);
+    return PMPI_Barrier(pb_comm);
 }
 
 static int a_bcast(void *ctx, void *buf, size_t bytes, int root)
@@ -126,7 +109,7 @@ static int a_bcast(void *ctx, void *buf, size_t bytes, int root)
     (void)ctx;
     for (size_t off = 0; off < bytes || off == 0; off += PIECE) {
         size_t n = bytes - off < PIECE ? bytes - off : PIECE;
-        int rc = MPI_Bcast((char *)buf + off, (int)n, MPI_BYTE, root, pb_comm);
+        int rc = PMPI_Bcast((char *)buf + off, (int)n, MPI_BYTE, root, pb_comm);
         if (rc != MPI_SUCCESS || bytes == 0)
             return rc;
     }
@@ -139,8 +122,8 @@ static int a_bcast_idle(void *ctx, void *buf, size_t bytes, int root)
     if (bytes > (size_t)1 << 30)
         return a_bcast(ctx, buf, bytes, root);
     MPI_Request req;
-    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, &req);
-    return rc != MPI_SUCCESS ? rc : wait_idle(&req, 0);
+    int rc = PMPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, &req);
+    return rc != MPI_SUCCESS ? rc : wio_wait_idle(&req, 0);
 }
 
 /* A reduction in pieces of at most PIECE bytes (MPI counts are ints): MPI_Reduce to root, or
@@ -158,14 +141,14 @@ static int reduce_pieces(const void *sbuf, void *rbuf, size_t count, int dtype, 
     size_t per = PIECE / (size_t)(size ? size : 1);
     int me = 0;
     if (root >= 0)
-        MPI_Comm_rank(pb_comm, &me);
+        PMPI_Comm_rank(pb_comm, &me);
     int in_place = sbuf == rbuf && (root < 0 || me == root);
     for (size_t off = 0; off < count || off == 0; off += per) {
         size_t n = count - off < per ? count - off : per;
         const char *s = in_place ? MPI_IN_PLACE : (const char *)sbuf + off * (size_t)size;
         char *r = (char *)rbuf + off * (size_t)size;
-        int rc = root >= 0 ? MPI_Reduce(s, r, (int)n, t, o, root, pb_comm)
-                           : MPI_Allreduce(s, r, (int)n, t, o, pb_comm);
+        int rc = root >= 0 ? PMPI_Reduce(s, r, (int)n, t, o, root, pb_comm)
+                           : PMPI_Allreduce(s, r, (int)n, t, o, pb_comm);
         if (rc != MPI_SUCCESS || count == 0)
             return rc;
     }
@@ -192,7 +175,7 @@ static int a_ibcast(void *ctx, void *buf, size_t bytes, int root, void **req)
     MPI_Request *r = malloc(sizeof *r);
     if (!r)
         return MPI_ERR_NO_MEM;
-    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, r);
+    int rc = PMPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, pb_comm, r);
     if (rc != MPI_SUCCESS) {
         free(r);
         return rc;
@@ -204,7 +187,7 @@ static int a_ibcast(void *ctx, void *buf, size_t bytes, int root, void **req)
 static int a_test(void *ctx, void *req, int *done)
 {
     (void)ctx;
-    int rc = MPI_Test(req, done, MPI_STATUS_IGNORE);
+    int rc = PMPI_Test(req, done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || *done)
         free(req);
     return rc;
@@ -213,15 +196,95 @@ static int a_test(void *ctx, void *req, int *done)
 static int a_wait(void *ctx, void *req)
 {
     (void)ctx;
-    int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+    int rc = PMPI_Wait(req, MPI_STATUS_IGNORE);
     free(req);
     return rc;
+}
+
+/* ---- communicators of part of the PB (the conversion layer's split communicators) ---- */
+
+static int a_sub_create(void *ctx, const int *ranks, int n, int tag, void **sub)
+{
+    (void)ctx;
+    MPI_Group all, part;
+    MPI_Comm *c = malloc(sizeof *c);
+    if (!c)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_Comm_group(pb_comm, &all);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Group_incl(all, n, ranks, &part);
+        MPI_Group_free(&all);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Comm_create_group(pb_comm, part, tag, c);
+        MPI_Group_free(&part);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(c);
+        return rc;
+    }
+    *sub = c;
+    return 0;
+}
+
+static void a_sub_free(void *ctx, void *sub)
+{
+    (void)ctx;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+        MPI_Comm_free(sub);
+    free(sub);
+}
+
+static int a_sub_barrier(void *ctx, void *sub)
+{
+    (void)ctx;
+    return MPI_Barrier(*(MPI_Comm *)sub);
+}
+
+static int a_sub_bcast(void *ctx, void *sub, void *buf, size_t bytes, int root)
+{
+    (void)ctx;
+    for (size_t off = 0; off < bytes || off == 0; off += PIECE) {
+        size_t n = bytes - off < PIECE ? bytes - off : PIECE;
+        int rc = MPI_Bcast((char *)buf + off, (int)n, MPI_BYTE, root, *(MPI_Comm *)sub);
+        if (rc != MPI_SUCCESS || bytes == 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* MPI_Reduce in pieces of at most PIECE bytes; the same buffer on both sides goes as
+ * MPI_IN_PLACE at the root (MPI forbids aliased buffers). */
+static int a_sub_reduce(void *ctx, void *sub, const void *sbuf, void *rbuf, size_t count,
+                        int dtype, int op, int root)
+{
+    (void)ctx;
+    MPI_Comm comm = *(MPI_Comm *)sub;
+    MPI_Datatype t = to_mpi_type(dtype);
+    MPI_Op o = to_mpi_op(op);
+    int size = 0, me = 0;
+    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
+        return MPI_ERR_TYPE;
+    waitio_mpi_type_size(dtype, &size);
+    MPI_Comm_rank(comm, &me);
+    size_t per = PIECE / (size_t)(size ? size : 1);
+    int in_place = sbuf == rbuf && me == root;
+    for (size_t off = 0; off < count || off == 0; off += per) {
+        size_t n = count - off < per ? count - off : per;
+        const char *s = in_place ? MPI_IN_PLACE : (const char *)sbuf + off * (size_t)size;
+        int rc = MPI_Reduce(s, (char *)rbuf + off * (size_t)size, (int)n, t, o, root, comm);
+        if (rc != MPI_SUCCESS || count == 0)
+            return rc;
+    }
+    return 0;
 }
 
 static int a_gather_bytes(void *ctx, const void *sbuf, size_t bytes, void *rbuf, int root)
 {
     (void)ctx;
-    return MPI_Gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, pb_comm);
+    return PMPI_Gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, pb_comm);
 }
 
 static int a_job_bcast(void *ctx, void *buf, size_t bytes, int root, double timeout)
@@ -230,8 +293,8 @@ static int a_job_bcast(void *ctx, void *buf, size_t bytes, int root, double time
     MPI_Request req;
     if (bytes > (size_t)1 << 30)
         return MPI_ERR_COUNT;
-    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, job_comm, &req);
-    return rc != MPI_SUCCESS ? rc : wait_idle(&req, timeout);
+    int rc = PMPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, job_comm, &req);
+    return rc != MPI_SUCCESS ? rc : wio_wait_idle(&req, timeout);
 }
 
 static int a_job_allgather(void *ctx, const void *sbuf, size_t bytes, void *rbuf, double timeout)
@@ -240,16 +303,16 @@ static int a_job_allgather(void *ctx, const void *sbuf, size_t bytes, void *rbuf
     MPI_Request req;
     if (bytes > (size_t)1 << 20)
         return MPI_ERR_COUNT;
-    int rc = MPI_Iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, job_comm, &req);
-    return rc != MPI_SUCCESS ? rc : wait_idle(&req, timeout);
+    int rc = PMPI_Iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, job_comm, &req);
+    return rc != MPI_SUCCESS ? rc : wio_wait_idle(&req, timeout);
 }
 
 static void free_comms(void)
 {
     if (pb_comm != MPI_COMM_NULL && pb_comm != MPI_COMM_WORLD)
-        MPI_Comm_free(&pb_comm);
+        PMPI_Comm_free(&pb_comm);
     if (job_comm != MPI_COMM_NULL)
-        MPI_Comm_free(&job_comm);
+        PMPI_Comm_free(&job_comm);
     pb_comm = job_comm = MPI_COMM_NULL;
 }
 
@@ -260,10 +323,10 @@ static void a_finalize(void *ctx)
     if (!own_mpi)
         return;
     int finalized = 0;
-    MPI_Finalized(&finalized);
+    PMPI_Finalized(&finalized);
     if (!finalized) {
         free_comms();
-        MPI_Finalize();
+        PMPI_Finalize();
     }
     own_mpi = 0;
     pb_comm = job_comm = MPI_COMM_NULL;
@@ -276,7 +339,7 @@ static int adopt(MPI_Comm comm)
     pb_comm = comm;
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0;
-    MPI_Get_library_version(version, &len);
+    PMPI_Get_library_version(version, &len);
     version[strcspn(version, "\n,")] = '\0';
     for (char *c = version; *c; c++)
         if (*c == '\t')
@@ -284,8 +347,8 @@ static int adopt(MPI_Comm comm)
     snprintf(name, sizeof name, "%s", version);
     memset(&ops, 0, sizeof ops);
     ops.name = name;
-    MPI_Comm_rank(pb_comm, &ops.rank);
-    MPI_Comm_size(pb_comm, &ops.size);
+    PMPI_Comm_rank(pb_comm, &ops.rank);
+    PMPI_Comm_size(pb_comm, &ops.size);
     ops.barrier = a_barrier;
     ops.bcast = a_bcast;
     ops.bcast_idle = a_bcast_idle;
@@ -296,18 +359,24 @@ static int adopt(MPI_Comm comm)
     ops.wait = a_wait;
     ops.gather_bytes = a_gather_bytes;
     ops.finalize = a_finalize;
+    ops.sub_create = a_sub_create;
+    ops.sub_free = a_sub_free;
+    ops.sub_barrier = a_sub_barrier;
+    ops.sub_bcast = a_sub_bcast;
+    ops.sub_reduce = a_sub_reduce;
     return 0;
 }
 
 int waitio_mpi_adapter_init(MPI_Comm comm)
 {
     int initialized = 0;
-    MPI_Initialized(&initialized);
+    PMPI_Initialized(&initialized);
     if (!initialized)
         return WAITIO_ERR_STATE;
     free_comms();
+    WIO_WORLD_C(comm); /* the program's world, in a one-job MPMD launch */
     MPI_Comm mine = MPI_COMM_WORLD;
-    if (comm != MPI_COMM_WORLD && MPI_Comm_dup(comm, &mine) != MPI_SUCCESS)
+    if (comm != MPI_COMM_WORLD && PMPI_Comm_dup(comm, &mine) != MPI_SUCCESS)
         return WAITIO_ERR_SYS;
     adopt(mine);
     return waitio_adapter_register(&ops);
@@ -328,14 +397,15 @@ static const char *family_of(const char *version)
 /* An adapter compiled for one MPI and run with another dies at its first MPI handle (different
  * ABIs: MPI_COMM_WORLD is a pointer in Open MPI, an int in MPICH). MPI_Get_library_version
  * takes no handle and may be called before MPI_Init: compare the families, and Open MPI's
- * major version. */
-static int check_library(char *why, size_t cap)
+ * major version. Also checked at load time (mpi_world.c): the MPMD world wrappers stand
+ * between the program and its MPI from the first call. */
+int wio_check_library(char *why, size_t cap)
 {
     /* the running library may be another MPI, with a larger MPI_MAX_LIBRARY_VERSION_STRING than
      * our header's (Open MPI: 256, MPICH: 8192): leave room for any */
     static char version[65536];
     int len = 0;
-    MPI_Get_library_version(version, &len);
+    PMPI_Get_library_version(version, &len);
     version[strcspn(version, "\n,")] = '\0';
     for (char *c = version; *c; c++)
         if (*c == '\t')
@@ -351,7 +421,7 @@ static int check_library(char *why, size_t cap)
     if (!mismatch)
         return 0;
     Dl_info self;
-    const char *file = dladdr((void *)check_library, &self) && self.dli_fname ? self.dli_fname : "adapter";
+    const char *file = dladdr((void *)wio_check_library, &self) && self.dli_fname ? self.dli_fname : "adapter";
     const char *base = strrchr(file, '/');
     snprintf(why, cap, "the WaitIO MPI adapter %s was built for %s, but this program runs %s: "
              "link the adapter built for the program's MPI instead", base ? base + 1 : file,
@@ -373,14 +443,14 @@ static int under_mpi_launcher(void)
 static int job_init(double timeout, char *why, size_t cap)
 {
     int *appnum = NULL, flag = 0, wrank = 0, wsize = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
     int app = flag && appnum && *appnum >= 0 ? *appnum : 0, napps = 0, apps = app + 1;
     /* the first collective of the job's start-up: wait idle, and not forever */
     MPI_Request req;
-    int rc = MPI_Iallreduce(&apps, &napps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
-    if (rc == MPI_SUCCESS && (rc = wait_idle(&req, timeout)) == -1) {
+    int rc = PMPI_Iallreduce(&apps, &napps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+    if (rc == MPI_SUCCESS && (rc = wio_wait_idle(&req, timeout)) == -1) {
         snprintf(why, cap, "start-up timed out after %g s: not every process of the MPI job (%d "
                  "processes) called waitio_init (in a one-job launch every application of the "
                  "mpiexec command line must be a WaitIO program)", timeout, wsize);
@@ -388,9 +458,9 @@ static int job_init(double timeout, char *why, size_t cap)
     }
     MPI_Comm app_comm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_split(MPI_COMM_WORLD, app, wrank, &app_comm);
+        rc = PMPI_Comm_split(MPI_COMM_WORLD, app, wrank, &app_comm);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_dup(MPI_COMM_WORLD, &job_comm);
+        rc = PMPI_Comm_dup(MPI_COMM_WORLD, &job_comm);
     if (rc != MPI_SUCCESS) {
         snprintf(why, cap, "MPI adapter: splitting MPI_COMM_WORLD by application failed (MPI error %d)", rc);
         return WAITIO_ERR_SYS;
@@ -410,23 +480,25 @@ static int job_init(double timeout, char *why, size_t cap)
  * ourselves when an MPI launcher started us and the program did not. */
 static int adapter_probe(int flags, double timeout, char *why, size_t cap)
 {
-    int rc = check_library(why, cap);
+    int rc = wio_check_library(why, cap);
     if (rc)
         return rc;
     int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
     if (finalized || pb_comm != MPI_COMM_NULL)
         return 0;
     if (!initialized) {
         if (!(flags & WAITIO_PROBE_JOB) || !under_mpi_launcher())
             return 0;
-        if ((rc = MPI_Init(NULL, NULL)) != MPI_SUCCESS) {
+        if ((rc = PMPI_Init(NULL, NULL)) != MPI_SUCCESS) {
             snprintf(why, cap, "MPI adapter: MPI_Init failed (MPI error %d)", rc);
             return WAITIO_ERR_SYS;
         }
         own_mpi = 1;
     }
+    wio_world_start(); /* MPI initialised here, or by a program that reached MPI before the
+                        * adapter's MPI_Init (Python): the program's world first */
     if (flags & WAITIO_PROBE_JOB)
         return job_init(timeout, why, cap);
     return waitio_mpi_adapter_init(MPI_COMM_WORLD);

@@ -109,6 +109,60 @@ def _load_mpi_adapter() -> None:
                         f"on LD_LIBRARY_PATH") from None
 
 
+_mpmd_world_done = False
+_LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK")  # as the adapter's
+#: mpi4py's original MPI.COMM_WORLD (the whole job) once :func:`_mpmd_world` replaced it, else None
+mpmd_job_world: Any = None
+
+
+def _mpmd_world() -> None:
+    """MPMD: what MPI_COMM_WORLD means (docs/launcher.md). In a one-job MPMD launch a C or
+    Fortran program's MPI_COMM_WORLD is its own processes (the adapter's wrappers); mpi4py
+    called MPI before the adapter was loaded, so here ``MPI.COMM_WORLD`` is replaced by this
+    program's communicator, which the adapter builds (the first collective over the job's world:
+    import waitio before communicating). The predefined attributes (``MPI.APPNUM``, ...) are read
+    on the whole job's world, error handlers set on both, ``Abort`` ends the whole job.
+    ``WAITIO_MPMD_WORLD=0`` (the same in every program) leaves the world alone."""
+    global _mpmd_world_done, mpmd_job_world
+    mpi = sys.modules.get("mpi4py.MPI")
+    if _mpmd_world_done or mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+        return
+    if os.environ.get("WAITIO_MPMD_WORLD") == "0" or any(v in os.environ for v in _INSTANCE_VARS) \
+            or not any(v in os.environ for v in _LAUNCHER_VARS) or mpi.COMM_WORLD.Get_size() < 2:
+        _mpmd_world_done = True
+        return
+    _load_mpi_adapter()
+    _mpmd_world_done = True
+    if _adapter is None:
+        return
+    start = _adapter.waitio_mpi_adapter_mpmd_world_f
+    start.restype = ctypes.c_int
+    handle = start()
+    if handle < 0:
+        return  # one application: the world is the world
+    job = mpi.COMM_WORLD
+    predefined = {mpi.TAG_UB, mpi.HOST, mpi.IO, mpi.WTIME_IS_GLOBAL, mpi.APPNUM,
+                  mpi.UNIVERSE_SIZE, mpi.LASTUSEDCODE}
+
+    base = mpi.Intracomm
+
+    def get_attr(self: Any, keyval: int) -> Any:
+        return job.Get_attr(keyval) if keyval in predefined else base.Get_attr(self, keyval)
+
+    def set_errhandler(self: Any, errhandler: Any) -> None:
+        job.Set_errhandler(errhandler)
+        base.Set_errhandler(self, errhandler)
+
+    def abort(self: Any, errorcode: int = 0) -> None:
+        job.Abort(errorcode)
+
+    # made with type(): a class statement here would read as a module export to the stub checker
+    program_world = type("ProgramWorld", (base,), {"Get_attr": get_attr, "Set_errhandler": set_errhandler,
+                                                   "Abort": abort})
+    mpmd_job_world = job
+    setattr(mpi, "COMM_WORLD", program_world(base.f2py(handle)))
+
+
 def init(timeout: int = 60) -> None:
     """Start WaitIO: register with the instance's master and wait up to ``timeout`` seconds for
     every PB. Reads WAITIO_* environment variables as the C library does. Finalized at exit.
@@ -118,6 +172,7 @@ def init(timeout: int = 60) -> None:
     if _core.initialized():
         return
     _load_mpi_adapter()
+    _mpmd_world()
     _core.init(timeout)
     if not _finalize_registered:
         atexit.register(finalize)
@@ -701,3 +756,11 @@ def rpc_register(handler: int, fn: Optional[Callable[[int, bytes], Optional[Buff
     (0 .. 65279), or remove it with None. It runs inside this program's own WaitIO calls; an
     exception fails the caller's request."""
     _core.rpc_register(handler, fn)
+
+
+# imported after mpi4py in a one-job MPMD launch: MPI.COMM_WORLD is this program's from here on
+# (an adapter that cannot be loaded is reported by init())
+try:
+    _mpmd_world()
+except Error:
+    pass

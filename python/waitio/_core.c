@@ -627,13 +627,13 @@ static PyObject *move_common(GroupObject *self, PyObject *args, int kind)
         int b = (int)blk, wrc;
         switch (kind) {
         case K_GATHER:
-            BLOCKING(wrc, waitio_mpi_gather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g));
+            BLOCKING(wrc, WAITIO_MPI_Gather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g));
             break;
         case K_SCATTER:
             BLOCKING(wrc, waitio_mpi_scatter(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, root, self->g));
             break;
         case K_ALLGATHER:
-            BLOCKING(wrc, waitio_mpi_allgather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, self->g));
+            BLOCKING(wrc, WAITIO_MPI_Allgather(s.buf, b, WAITIO_MPI_BYTE, r.buf, b, WAITIO_MPI_BYTE, self->g));
             break;
         default:
             b = (int)(s.len / n);

@@ -279,6 +279,16 @@ static wio_req_impl *req_impl(wio_engine *e, const waitio_req_t *req)
     return live == r ? r : NULL;
 }
 
+int wio_req_user_state(wio_engine *e, const waitio_req_t *req)
+{
+    if (req->internal == REQ_SENT_AT_ONCE)
+        return 1;
+    wio_req_impl *r = req_impl(e, req);
+    if (!r)
+        return -1;
+    return r->state == WIO_RS_DONE;
+}
+
 static int req_finish(wio_engine *e, waitio_req_t *req, wio_req_impl *r)
 {
     if (r->status.error)

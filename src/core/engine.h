@@ -311,6 +311,18 @@ int wio_engine_peer_error(const wio_engine *e, uint32_t peer_id);
 /* Direct access to process peer_id's memory through its open connection's transport (shm's
  * rma_copy); 0, or an errno value (ENOTCONN: no open connection that can) — then use frames. */
 int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t addr, void *local, size_t len);
+/* One-sided over RDMA (transport.h's rdma_* ops; src/rma/rdma.c): registration and keys through
+ * the first transport of this process that offers them (ENOTSUP: none); an operation or flush on
+ * process peer_id's open main connection when its transport offers them (*rkey: the handle for
+ * that member's packed key, made on first use), else ENOTCONN — then frames. */
+int wio_engine_rdma_reg(wio_engine *e, void *addr, size_t len, void **reg, uint8_t *key, size_t cap,
+                        size_t *key_len);
+void wio_engine_rdma_dereg(wio_engine *e, void *reg);
+void wio_engine_rdma_rkey_free(wio_engine *e, void *rkey);
+int wio_engine_rdma_post(wio_engine *e, uint32_t peer_id, const uint8_t *key, size_t key_len, void **rkey,
+                         wio_rdma_op *op);
+int wio_engine_rdma_flush(wio_engine *e, uint32_t peer_id, void (*done)(void *arg, int err), void *arg);
+int wio_engine_rdma_fence(wio_engine *e);
 /* "PB 1 rank 0 (process 3)" */
 void wio_describe_process(const wio_engine *e, uint32_t id, char *buf, size_t cap);
 /* The PB of process id and its rank in that PB. */
@@ -325,6 +337,9 @@ wio_req_impl *wio_req_lookup(wio_engine *e, uint64_t id);
 uint64_t wio_req_id(const wio_req_impl *r);
 void wio_req_complete(wio_req_impl *r, int err);
 void wio_req_pool_free(wio_engine *e);
+/* api.c: where a user request stands, changing nothing (the MPI layer's Testall must leave
+ * every request alone unless all are complete): 1 complete, 0 pending, -1 inactive. */
+int wio_req_user_state(wio_engine *e, const waitio_req_t *req);
 
 /* match.c: MPI matching rules over the posted and unexpected queues */
 void wio_mq_init(wio_mq *q);
@@ -339,6 +354,8 @@ void wio_mq_add_unexpected(wio_mq *q, wio_unexp *ux);
 void wio_mq_remove_unexpected(wio_mq *q, wio_unexp *ux);
 /* Removes and returns the oldest unexpected message that r matches. */
 wio_unexp *wio_mq_take_unexpected(wio_mq *q, const wio_req_impl *r);
+/* The oldest unexpected message that r matches, left in the queue (probe.c). */
+wio_unexp *wio_mq_peek_unexpected(wio_mq *q, const wio_req_impl *r);
 
 /* group.c */
 wio_group *wio_group_find(wio_engine *e, uint32_t gid);
@@ -347,6 +364,10 @@ int wio_group_create_func(wio_engine *e, int gid, waitio_filter_func_t func[], c
                           wio_group **out);
 int wio_group_create_list(wio_engine *e, int gid, int *rankap[], const int order[], wio_group **out);
 void wio_group_destroy(wio_engine *e, wio_group *g);
+/* A group of the processes members[0..n) in that order (group rank i = members[i]); for the
+ * MPI layer's communicators, whose ranks follow MPI's split keys rather than PB order. */
+int wio_group_create_members(wio_engine *e, uint32_t gid, const uint32_t *members, int n,
+                             wio_group **out);
 
 /* adapter.c: the registered MPI adapter (waitio_adapter.h), or NULL */
 struct waitio_adapter_ops;

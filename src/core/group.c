@@ -151,6 +151,40 @@ int wio_group_create_list(wio_engine *e, int gid, int *rankap[], const int order
     return collect(e, (uint32_t)gid, order, rankap, select_by_list, out);
 }
 
+int wio_group_create_members(wio_engine *e, uint32_t gid, const uint32_t *members, int n,
+                             wio_group **out)
+{
+    if (gid & WIO_CTX_COLL)
+        return wio_fail(WAITIO_ERR_ARG, "group id %d is negative", (int)gid);
+    if (wio_group_find(e, gid))
+        return wio_fail(WAITIO_ERR_GROUP, "group id %u is already in use here", (unsigned)gid);
+    if (n < 0 || (uint32_t)n > e->nprocs_total)
+        return wio_fail(WAITIO_ERR_ARG, "%d members but the instance has %u processes", n,
+                        (unsigned)e->nprocs_total);
+    for (int i = 0; i < n; i++)
+        if (members[i] >= e->nprocs_total)
+            return wio_fail(WAITIO_ERR_ARG, "member %d: no process %u", i, (unsigned)members[i]);
+    wio_group *g = calloc(1, sizeof *g);
+    uint32_t *m = malloc(sizeof *m * (size_t)(n ? n : 1));
+    if (!g || !m) {
+        free(g);
+        free(m);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating group %u", (unsigned)gid);
+    }
+    if (n)
+        memcpy(m, members, sizeof *m * (size_t)n);
+    g->gid = gid;
+    g->size = n;
+    g->members = m;
+    g->my_rank = WAITIO_UNDEFINED;
+    for (int i = 0; i < n; i++)
+        if (m[i] == e->my_id)
+            g->my_rank = i;
+    wio_list_insert_tail(&e->groups, &g->link);
+    *out = g;
+    return 0;
+}
+
 void wio_group_destroy(wio_engine *e, wio_group *g)
 {
     (void)e;

@@ -158,7 +158,7 @@ void wio_mq_remove_unexpected(wio_mq *q, wio_unexp *ux)
         unexp_rehash(q, WIO_MQ_BITS); /* empty: back to the embedded table */
 }
 
-wio_unexp *wio_mq_take_unexpected(wio_mq *q, const wio_req_impl *r)
+wio_unexp *wio_mq_peek_unexpected(wio_mq *q, const wio_req_impl *r)
 {
     if (wio_list_empty(&q->unexpected))
         return NULL;
@@ -166,20 +166,24 @@ wio_unexp *wio_mq_take_unexpected(wio_mq *q, const wio_req_impl *r)
         wio_list *pos;
         for (pos = q->unexpected.next; pos != &q->unexpected; pos = pos->next) {
             wio_unexp *ux = WIO_CONTAINER_OF(pos, wio_unexp, link);
-            if (wio_match(r, ux->peer_id, ux->gid, ux->src, ux->tag)) {
-                wio_mq_remove_unexpected(q, ux);
+            if (wio_match(r, ux->peer_id, ux->gid, ux->src, ux->tag))
                 return ux;
-            }
         }
         return NULL;
     }
     wio_list *head = unexp_head(q, r->peer_id, r->gid, r->tag);
     for (wio_list *pos = head->next; pos != head; pos = pos->next) {
         wio_unexp *ux = WIO_CONTAINER_OF(pos, wio_unexp, blink);
-        if (wio_match(r, ux->peer_id, ux->gid, ux->src, ux->tag)) {
-            wio_mq_remove_unexpected(q, ux);
+        if (wio_match(r, ux->peer_id, ux->gid, ux->src, ux->tag))
             return ux;
-        }
     }
     return NULL;
+}
+
+wio_unexp *wio_mq_take_unexpected(wio_mq *q, const wio_req_impl *r)
+{
+    wio_unexp *ux = wio_mq_peek_unexpected(q, r);
+    if (ux)
+        wio_mq_remove_unexpected(q, ux);
+    return ux;
 }

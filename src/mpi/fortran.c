@@ -9,6 +9,8 @@
  * with its convention call for `CALL NAME(...)` (the upper-case subroutines) — and NAME_f_ —
  * what they call for `CALL NAME_f(...)`, as the original's own Fortran modules do. The module
  * `waitio` (src/mpi/waitio.F90) binds to the same functions, or to fortran_cdesc.c for buffers.
+ * Three differ, where the original's `_f` signature is not MPI's: finalize, gather and allgather
+ * (NAME_f and NAME_f_ the original's; NAME_ MPI's, from WAITIO_FINALIZE_f / WAITIO_MPI_*_f).
  */
 #include <string.h>
 #include "mpi/mpi_internal.h"
@@ -59,12 +61,31 @@ waitio_group_t wio_fortran_comm(const int *comm) { return group_of(comm); }
 void waitio_init_f(const int *timeout, int *ierr) { *ierr = waitio_init(*timeout); }
 WIO_FORTRAN_ALIASES(waitio_init)
 
-void waitio_finalize_f(int *ierr)
+static int finalize_and_forget_handles(void)
 {
-    *ierr = waitio_finalize();
+    int rc = waitio_finalize();
     nhandles = 0;
+    return rc;
 }
-WIO_FORTRAN_ALIASES(waitio_finalize)
+
+/* WAITIO_FINALIZE(ierr): waitio_mpif.h's subroutine and the module's, which return the status. */
+void WAITIO_FINALIZE_f(int *ierr) { *ierr = finalize_and_forget_handles(); }
+WAITIO_API extern __typeof__(WAITIO_FINALIZE_f) waitio_finalize_
+    __attribute__((alias("WAITIO_FINALIZE_f")));
+
+/* The original's `CALL waitio_finalize_f(1000)`: the argument is an input, often a literal (which
+ * compilers place in read-only memory), so nothing is written through it; its value, a timeout
+ * whose unit the original leaves unsaid, is not read either (WAITIO_FINALIZE_TIMEOUT bounds the
+ * wait). With no ierr to return, a failure is reported on stderr. */
+void waitio_finalize_f(const int *timeout)
+{
+    (void)timeout;
+    int rc = finalize_and_forget_handles();
+    if (rc)
+        fprintf(stderr, "waitio_finalize_f: %s (%d)\n", waitio_error_message(), rc);
+}
+WAITIO_API extern __typeof__(waitio_finalize_f) waitio_finalize_f_
+    __attribute__((alias("waitio_finalize_f")));
 
 static void universe(int (*create)(WAITIO_MPI_Comm *), int *comm, int *ierr)
 {
@@ -197,13 +218,24 @@ void waitio_mpi_allreduce_f(const void *sbuf, void *rbuf, const int *count, cons
 }
 WIO_FORTRAN_ALIASES(waitio_mpi_allreduce)
 
-void waitio_mpi_gather_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+/* gather and allgather: `CALL waitio_mpi_gather_f(sbuf, rbuf, count, datatype, root, comm, ierr)`
+ * is the original's short list; `CALL WAITIO_MPI_Gather(...)` (symbol waitio_mpi_gather_) MPI's. */
+void waitio_mpi_gather_f(const void *sbuf, void *rbuf, const int *count, const int *dtype,
+                         const int *root, const int *comm, int *ierr)
+{
+    *ierr = waitio_mpi_gather(sbuf, rbuf, *count, *dtype, *root, group_of(comm));
+}
+WAITIO_API extern __typeof__(waitio_mpi_gather_f) waitio_mpi_gather_f_
+    __attribute__((alias("waitio_mpi_gather_f")));
+
+void WAITIO_MPI_Gather_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                          const int *rcount, const int *rtype, const int *root, const int *comm,
                          int *ierr)
 {
-    *ierr = waitio_mpi_gather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, *root, group_of(comm));
+    *ierr = WAITIO_MPI_Gather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, *root, group_of(comm));
 }
-WIO_FORTRAN_ALIASES(waitio_mpi_gather)
+WAITIO_API extern __typeof__(WAITIO_MPI_Gather_f) waitio_mpi_gather_
+    __attribute__((alias("WAITIO_MPI_Gather_f")));
 
 void waitio_mpi_gatherv_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                           const int *rcounts, const int *displs, const int *rtype, const int *root,
@@ -231,12 +263,21 @@ void waitio_mpi_scatterv_f(const void *sbuf, const int *scounts, const int *disp
 }
 WIO_FORTRAN_ALIASES(waitio_mpi_scatterv)
 
-void waitio_mpi_allgather_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
+void waitio_mpi_allgather_f(const void *sbuf, void *rbuf, const int *count, const int *dtype,
+                            const int *comm, int *ierr)
+{
+    *ierr = waitio_mpi_allgather(sbuf, rbuf, *count, *dtype, group_of(comm));
+}
+WAITIO_API extern __typeof__(waitio_mpi_allgather_f) waitio_mpi_allgather_f_
+    __attribute__((alias("waitio_mpi_allgather_f")));
+
+void WAITIO_MPI_Allgather_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                             const int *rcount, const int *rtype, const int *comm, int *ierr)
 {
-    *ierr = waitio_mpi_allgather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, group_of(comm));
+    *ierr = WAITIO_MPI_Allgather(sbuf, *scount, *stype, rbuf, *rcount, *rtype, group_of(comm));
 }
-WIO_FORTRAN_ALIASES(waitio_mpi_allgather)
+WAITIO_API extern __typeof__(WAITIO_MPI_Allgather_f) waitio_mpi_allgather_
+    __attribute__((alias("WAITIO_MPI_Allgather_f")));
 
 void waitio_mpi_alltoall_f(const void *sbuf, const int *scount, const int *stype, void *rbuf,
                            const int *rcount, const int *rtype, const int *comm, int *ierr)

@@ -21,6 +21,7 @@
 #ifdef WIO_HAVE_CFI
 #include <ISO_Fortran_binding.h>
 #include "mpi/mpi_internal.h"
+#include "mpi/dtype.h"
 
 /* The elements follow each other in memory. (CFI_is_contiguous lives in the Fortran runtime
  * library, which libwaitio does not link: the strides tell.) */
@@ -45,14 +46,17 @@ static int cdesc_buffer(const CFI_cdesc_t *d, int count, int dtype, const char *
 {
     if (!d)
         return wio_fail(WAITIO_ERR_ARG, "%s: no array descriptor", what);
+    *addr = (void *)wio_fortran_buf(d->base_addr); /* the module's WAITIO_MPI_IN_PLACE */
+    if (*addr == WAITIO_MPI_IN_PLACE)
+        return 0;
     if (!cdesc_contiguous(d))
         return wio_fail(WAITIO_ERR_ARG, "%s is not contiguous (an array section with a stride?): "
                         "pass a contiguous array, or copy the section into one", what);
     *addr = d->base_addr;
     if (count < 0)
         return 0;
-    size_t need = 0;
-    int rc = wio_mpi_bytes(count, dtype, &need);
+    size_t need = 0; /* up to the last byte the elements touch (a derived type's holes too) */
+    int rc = wio_mpi_span_bytes(count, dtype, &need);
     if (rc)
         return rc;
     size_t have = d->elem_len;
@@ -136,7 +140,26 @@ WAITIO_API void waitio_mpi_gather_cdesc(const CFI_cdesc_t *sbuf, const int *scou
 {
     BUF(sbuf, *scount, *stype, "the send buffer", s);
     BUF(rbuf, -1, *rtype, "the receive buffer", r);
-    waitio_mpi_gather_f(s, scount, stype, r, rcount, rtype, root, comm, ierr);
+    WAITIO_MPI_Gather_f(s, scount, stype, r, rcount, rtype, root, comm, ierr);
+}
+
+/* the original's short lists: the module's waitio_mpi_gather_f and waitio_mpi_allgather_f */
+WAITIO_API void waitio_mpi_gather_f_cdesc(const CFI_cdesc_t *sbuf, const CFI_cdesc_t *rbuf,
+                                          const int *count, const int *dtype, const int *root,
+                                          const int *comm, int *ierr)
+{
+    BUF(sbuf, *count, *dtype, "the send buffer", s);
+    BUF(rbuf, -1, *dtype, "the receive buffer", r);
+    waitio_mpi_gather_f(s, r, count, dtype, root, comm, ierr);
+}
+
+WAITIO_API void waitio_mpi_allgather_f_cdesc(const CFI_cdesc_t *sbuf, const CFI_cdesc_t *rbuf,
+                                             const int *count, const int *dtype, const int *comm,
+                                             int *ierr)
+{
+    BUF(sbuf, *count, *dtype, "the send buffer", s);
+    BUF(rbuf, -1, *dtype, "the receive buffer", r);
+    waitio_mpi_allgather_f(s, r, count, dtype, comm, ierr);
 }
 
 WAITIO_API void waitio_mpi_gatherv_cdesc(const CFI_cdesc_t *sbuf, const int *scount,
@@ -177,7 +200,7 @@ WAITIO_API void waitio_mpi_allgather_cdesc(const CFI_cdesc_t *sbuf, const int *s
 {
     BUF(sbuf, *scount, *stype, "the send buffer", s);
     BUF(rbuf, -1, *rtype, "the receive buffer", r);
-    waitio_mpi_allgather_f(s, scount, stype, r, rcount, rtype, comm, ierr);
+    WAITIO_MPI_Allgather_f(s, scount, stype, r, rcount, rtype, comm, ierr);
 }
 
 WAITIO_API void waitio_mpi_alltoall_cdesc(const CFI_cdesc_t *sbuf, const int *scount,
@@ -188,6 +211,106 @@ WAITIO_API void waitio_mpi_alltoall_cdesc(const CFI_cdesc_t *sbuf, const int *sc
     BUF(sbuf, -1, *stype, "the send buffer", s);
     BUF(rbuf, -1, *rtype, "the receive buffer", r);
     waitio_mpi_alltoall_f(s, scount, stype, r, rcount, rtype, comm, ierr);
+}
+/* ---- Sendrecv, Sendrecv_replace, Ibcast, Iallreduce (fortran_ext.c does the work) ---- */
+
+WAITIO_API void waitio_mpi_sendrecv_cdesc(const CFI_cdesc_t *sbuf, const int *scount,
+                                          const int *stype, const int *dest, const int *stag,
+                                          const CFI_cdesc_t *rbuf, const int *rcount,
+                                          const int *rtype, const int *source, const int *rtag,
+                                          const int *comm, int *status, int *ierr)
+{
+    BUF(sbuf, -1, *stype, "the send buffer", s);
+    BUF(rbuf, -1, *rtype, "the receive buffer", r);
+    waitio_mpi_sendrecv_f(s, scount, stype, dest, stag, r, rcount, rtype, source, rtag, comm,
+                          status, ierr);
+}
+
+WAITIO_API void waitio_mpi_sendrecv_replace_cdesc(const CFI_cdesc_t *buf, const int *count,
+                                                  const int *dtype, const int *dest,
+                                                  const int *stag, const int *source,
+                                                  const int *rtag, const int *comm, int *status,
+                                                  int *ierr)
+{
+    BUF(buf, -1, *dtype, "the buffer", p);
+    waitio_mpi_sendrecv_replace_f(p, count, dtype, dest, stag, source, rtag, comm, status, ierr);
+}
+
+WAITIO_API void waitio_mpi_ibcast_cdesc(const CFI_cdesc_t *buf, const int *count,
+                                        const int *dtype, const int *root, const int *comm,
+                                        int *req, int *ierr)
+{
+    BUF(buf, -1, *dtype, "the broadcast buffer", p);
+    waitio_mpi_ibcast_f(p, count, dtype, root, comm, req, ierr);
+}
+
+WAITIO_API void waitio_mpi_iallreduce_cdesc(const CFI_cdesc_t *sbuf, const CFI_cdesc_t *rbuf,
+                                            const int *count, const int *dtype, const int *op,
+                                            const int *comm, int *req, int *ierr)
+{
+    BUF(sbuf, -1, *dtype, "the send buffer", s);
+    BUF(rbuf, -1, *dtype, "the receive buffer", r);
+    waitio_mpi_iallreduce_f(s, r, count, dtype, op, comm, req, ierr);
+}
+
+/* ---- v-collectives, reduce_scatter, scans (fortran_dtype.c's _f forms) ---- */
+
+WAITIO_API void waitio_mpi_allgatherv_cdesc(const CFI_cdesc_t *sbuf, const int *scount,
+                                            const int *stype, const CFI_cdesc_t *rbuf,
+                                            const int *rcounts, const int *displs,
+                                            const int *rtype, const int *comm, int *ierr)
+{
+    BUF(sbuf, *scount, *stype, "the send buffer", s);
+    BUF(rbuf, -1, *rtype, "the receive buffer", r);
+    waitio_mpi_allgatherv_f(s, scount, stype, r, rcounts, displs, rtype, comm, ierr);
+}
+
+WAITIO_API void waitio_mpi_alltoallv_cdesc(const CFI_cdesc_t *sbuf, const int *scounts,
+                                           const int *sdispls, const int *stype,
+                                           const CFI_cdesc_t *rbuf, const int *rcounts,
+                                           const int *rdispls, const int *rtype, const int *comm,
+                                           int *ierr)
+{
+    BUF(sbuf, -1, *stype, "the send buffer", s);
+    BUF(rbuf, -1, *rtype, "the receive buffer", r);
+    waitio_mpi_alltoallv_f(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm, ierr);
+}
+
+WAITIO_API void waitio_mpi_reduce_scatter_cdesc(const CFI_cdesc_t *sbuf, const CFI_cdesc_t *rbuf,
+                                                const int *rcounts, const int *dtype,
+                                                const int *op, const int *comm, int *ierr)
+{
+    BUF(sbuf, -1, *dtype, "the send buffer", s);
+    BUF(rbuf, -1, *dtype, "the receive buffer", r);
+    waitio_mpi_reduce_scatter_f(s, r, rcounts, dtype, op, comm, ierr);
+}
+
+WAITIO_API void waitio_mpi_reduce_scatter_block_cdesc(const CFI_cdesc_t *sbuf,
+                                                      const CFI_cdesc_t *rbuf, const int *rcount,
+                                                      const int *dtype, const int *op,
+                                                      const int *comm, int *ierr)
+{
+    BUF(sbuf, -1, *dtype, "the send buffer", s);
+    BUF(rbuf, *rcount, *dtype, "the receive buffer", r);
+    waitio_mpi_reduce_scatter_block_f(s, r, rcount, dtype, op, comm, ierr);
+}
+
+WAITIO_API void waitio_mpi_scan_cdesc(const CFI_cdesc_t *sbuf, const CFI_cdesc_t *rbuf,
+                                      const int *count, const int *dtype, const int *op,
+                                      const int *comm, int *ierr)
+{
+    BUF(sbuf, *count, *dtype, "the send buffer", s);
+    BUF(rbuf, *count, *dtype, "the receive buffer", r);
+    waitio_mpi_scan_f(s, r, count, dtype, op, comm, ierr);
+}
+
+WAITIO_API void waitio_mpi_exscan_cdesc(const CFI_cdesc_t *sbuf, const CFI_cdesc_t *rbuf,
+                                        const int *count, const int *dtype, const int *op,
+                                        const int *comm, int *ierr)
+{
+    BUF(sbuf, *count, *dtype, "the send buffer", s);
+    BUF(rbuf, *count, *dtype, "the receive buffer", r);
+    waitio_mpi_exscan_f(s, r, count, dtype, op, comm, ierr);
 }
 #endif /* WIO_HAVE_CFI */
 

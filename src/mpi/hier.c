@@ -115,6 +115,8 @@ static int hier_possible(wio_engine *e, wio_group *g)
 {
     if (!wio_adapter() || !g || g->my_rank == WAITIO_UNDEFINED)
         return 0;
+    if (wio_mpi_comm_hier_possible(e, g)) /* a split/dup/create_group communicator (comm_hier.c) */
+        return 1;
     return e->all_adapters && is_whole_instance(e, g);
 }
 
@@ -345,6 +347,8 @@ static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int 
     const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g, HIER_BCAST, count * wio_dtype_size(dtype)))
         return wio_coll_bcast(e, g, buf, count, dtype, root);
+    if (!is_whole_instance(e, g))
+        return wio_mpi_comm_hier_bcast(e, g, buf, count, dtype, root);
     size_t bytes = count * wio_dtype_size(dtype);
     if (!wio_dtype_size(dtype))
         return wio_fail(WAITIO_ERR_ARG, "unknown datatype %d", dtype);
@@ -379,6 +383,8 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g, HIER_REDUCE, count * wio_dtype_size(dtype)))
         return wio_coll_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
+    if (!is_whole_instance(e, g))
+        return wio_mpi_comm_hier_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
     size_t es = wio_dtype_size(dtype), bytes = count * es;
     if (!wio_op_valid(op, dtype))
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
@@ -456,6 +462,8 @@ static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *r
     size_t bytes = count * wio_dtype_size(dtype);
     if (!use_hier(e, g, HIER_ALLREDUCE, bytes))
         return wio_coll_allreduce(e, g, sbuf, rbuf, count, dtype, op);
+    if (!is_whole_instance(e, g))
+        return wio_mpi_comm_hier_allreduce(e, g, sbuf, rbuf, count, dtype, op);
     if (!wio_op_valid(op, dtype))
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
     int rc;
@@ -484,6 +492,8 @@ static int hier_barrier(wio_engine *e, wio_group *g)
     const waitio_adapter_ops *adapter = wio_adapter();
     if (!use_hier(e, g, HIER_BARRIER, 0))
         return wio_coll_barrier(e, g);
+    if (!is_whole_instance(e, g))
+        return wio_mpi_comm_hier_barrier(e, g);
     int rc = adapter_rc(adapter->barrier(adapter->ctx), "barrier");
     wio_group *h;
     if (!rc && e->cfg.local_rank == 0 && !(rc = heads_group(e, &h)))

@@ -12,6 +12,7 @@
 #include "coll/datatype.h"
 #include "core/engine.h"
 #include "mpi/mpi_internal.h"
+#include "mpi/dtype.h"
 
 /* the library's group ids (waitio.h: from WAITIO_GID_RESERVED up) */
 #define GID_UNIVERSE 0x7ffffff0
@@ -125,25 +126,20 @@ wio_engine *wio_mpi_engine(void)
 int waitio_mpi_comm_rank(WAITIO_MPI_Comm comm, int *rank) { return waitio_group_rank(comm, rank); }
 int waitio_mpi_comm_size(WAITIO_MPI_Comm comm, int *size) { return waitio_group_size(comm, size); }
 
-int waitio_mpi_type_size(WAITIO_MPI_Datatype datatype, int *size)
-{
-    size_t s = wio_dtype_size(datatype);
-    if (!s || !size)
-        return wio_fail(WAITIO_ERR_ARG, "unknown datatype %d", datatype);
-    *size = (int)s;
-    return 0;
-}
+/* waitio_mpi_type_size: dtype.c, with the derived types */
 
 double waitio_mpi_wtime(void) { return wio_now(); }
 
+/* The data bytes of count elements (predefined or committed derived datatype). */
 int wio_mpi_bytes(int count, WAITIO_MPI_Datatype datatype, size_t *bytes)
 {
-    size_t s = wio_dtype_size(datatype);
-    if (!s)
-        return wio_fail(WAITIO_ERR_ARG, "unknown datatype %d", datatype);
+    const wio_mpi_dt *t;
+    int rc = wio_mpi_dt_get(datatype, &t);
+    if (rc)
+        return rc;
     if (count < 0)
         return wio_fail(WAITIO_ERR_ARG, "negative count %d", count);
-    *bytes = (size_t)count * s;
+    *bytes = (size_t)count * t->size;
     return 0;
 }
 
@@ -159,26 +155,58 @@ int wio_mpi_tag(int tag, int allow_any, unsigned long *out)
     return 0;
 }
 
+/* A contiguous type goes straight from and into the caller's buffer; any other is packed into a
+ * buffer of its own, which the request's record (dtype.c) frees — and for a receive unpacks —
+ * when a wait or test of the layer sees it complete. */
+static int p2p_post(int send, void *buf, int count, WAITIO_MPI_Datatype datatype, int peer,
+                    unsigned long tag, WAITIO_MPI_Comm comm, WAITIO_MPI_Request *request)
+{
+    const wio_mpi_dt *t;
+    int rc = wio_mpi_dt_get(datatype, &t);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return wio_fail(WAITIO_ERR_ARG, "negative count %d", count);
+    size_t bytes = (size_t)count * t->size;
+    if (t->contig) {
+        char *p = bytes ? (char *)buf + t->true_lb : buf;
+        return send ? waitio_isend(comm, peer, p, bytes, tag, request)
+                    : waitio_irecv(comm, peer, p, bytes, tag, request);
+    }
+    char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory packing %zu bytes", bytes);
+    if (send)
+        wio_mpi_dt_pack(t, buf, (size_t)count, tmp);
+    rc = send ? waitio_isend(comm, peer, tmp, bytes, tag, request)
+              : waitio_irecv(comm, peer, tmp, bytes, tag, request);
+    if (!rc && (rc = wio_mpi_pending_add(request, tmp, buf, (size_t)count, t, !send)) != 0) {
+        /* no record (out of memory): the buffer must outlive the transfer, so finish it here */
+        if (!send)
+            waitio_cancel(request);
+        waitio_wait(request);
+    }
+    if (rc)
+        free(tmp);
+    return rc;
+}
+
 int waitio_mpi_isend(const void *buf, int count, WAITIO_MPI_Datatype datatype, int dest, int tag,
                      WAITIO_MPI_Comm comm, WAITIO_MPI_Request *request)
 {
-    size_t bytes = 0;
+    WIO_API_GUARD();
     unsigned long t = 0;
-    int rc;
-    if ((rc = wio_mpi_bytes(count, datatype, &bytes)) || (rc = wio_mpi_tag(tag, 0, &t)))
-        return rc;
-    return waitio_isend(comm, dest, (char *)buf, bytes, t, request);
+    int rc = wio_mpi_tag(tag, 0, &t);
+    return rc ? rc : p2p_post(1, (void *)buf, count, datatype, dest, t, comm, request);
 }
 
 int waitio_mpi_irecv(void *buf, int count, WAITIO_MPI_Datatype datatype, int source, int tag,
                      WAITIO_MPI_Comm comm, WAITIO_MPI_Request *request)
 {
-    size_t bytes = 0;
+    WIO_API_GUARD();
     unsigned long t = 0;
-    int rc;
-    if ((rc = wio_mpi_bytes(count, datatype, &bytes)) || (rc = wio_mpi_tag(tag, 1, &t)))
-        return rc;
-    return waitio_irecv(comm, source, buf, bytes, t, request);
+    int rc = wio_mpi_tag(tag, 1, &t);
+    return rc ? rc : p2p_post(0, buf, count, datatype, source, t, comm, request);
 }
 
 int waitio_mpi_send(const void *buf, int count, WAITIO_MPI_Datatype datatype, int dest, int tag,
@@ -186,7 +214,7 @@ int waitio_mpi_send(const void *buf, int count, WAITIO_MPI_Datatype datatype, in
 {
     WAITIO_MPI_Request r;
     int rc = waitio_mpi_isend(buf, count, datatype, dest, tag, comm, &r);
-    return rc ? rc : waitio_wait(&r);
+    return rc ? rc : waitio_mpi_wait(&r, WAITIO_MPI_STATUS_IGNORE);
 }
 
 int waitio_mpi_recv(void *buf, int count, WAITIO_MPI_Datatype datatype, int source, int tag,
@@ -194,7 +222,7 @@ int waitio_mpi_recv(void *buf, int count, WAITIO_MPI_Datatype datatype, int sour
 {
     WAITIO_MPI_Request r;
     int rc = waitio_mpi_irecv(buf, count, datatype, source, tag, comm, &r);
-    return rc ? rc : waitio_wait(&r);
+    return rc ? rc : waitio_mpi_wait(&r, WAITIO_MPI_STATUS_IGNORE);
 }
 
 void wio_mpi_fill_status(const waitio_req_t *r, int *status)
@@ -209,25 +237,37 @@ void wio_mpi_fill_status(const waitio_req_t *r, int *status)
 
 int waitio_mpi_wait(WAITIO_MPI_Request *request, int *status)
 {
+    if (wio_mpi_icoll_owns(request)) /* a non-blocking collective (icoll.c) */
+        return wio_mpi_icoll_wait(request, status);
+    WIO_API_GUARD();
     int rc = waitio_wait(request);
     wio_mpi_fill_status(request, status);
-    return rc;
+    return wio_mpi_req_done(request, rc); /* a packed receive is unpacked (dtype.c) */
 }
 
 int waitio_mpi_test(WAITIO_MPI_Request *request, int *flag, int *status)
 {
+    if (wio_mpi_icoll_owns(request)) /* a non-blocking collective (icoll.c) */
+        return wio_mpi_icoll_test(request, flag, status);
+    WIO_API_GUARD();
     int rc = waitio_test(request, flag);
-    if (*flag)
+    if (flag && *flag) {
         wio_mpi_fill_status(request, status);
+        rc = wio_mpi_req_done(request, rc); /* a packed receive is unpacked (dtype.c) */
+    }
     return rc;
 }
 
 int waitio_mpi_waitall(int count, WAITIO_MPI_Request *array_of_requests, int *array_of_statuses)
 {
+    wio_mpi_icoll_waitall(count, array_of_requests); /* non-blocking collectives (icoll.c) */
+    WIO_API_GUARD();
     int rc = waitio_waitall(count, array_of_requests);
-    if (array_of_statuses)
-        for (int i = 0; i < count; i++)
+    for (int i = 0; i < count; i++) {
+        if (array_of_statuses)
             wio_mpi_fill_status(&array_of_requests[i], array_of_statuses + WAITIO_STATUS_SIZE * i);
+        rc = wio_mpi_req_done(&array_of_requests[i], rc); /* packed receives (dtype.c) */
+    }
     return rc;
 }
 
@@ -251,7 +291,7 @@ int waitio_mpi_bcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int 
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    return rc ? rc : wio_mpi_hier_bcast(e, comm, buffer, (size_t)count, datatype, root);
+    return rc ? rc : wio_mpi_v_bcast(e, comm, buffer, count, datatype, root); /* vcoll.c */
 }
 
 int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
@@ -260,7 +300,7 @@ int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    return rc ? rc : wio_mpi_hier_reduce(e, comm, sendbuf, recvbuf, (size_t)count, datatype, op, root);
+    return rc ? rc : wio_mpi_v_reduce(e, comm, sendbuf, recvbuf, count, datatype, op, root);
 }
 
 int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -269,57 +309,34 @@ int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    return rc ? rc : wio_mpi_hier_allreduce(e, comm, sendbuf, recvbuf, (size_t)count, datatype, op);
+    return rc ? rc : wio_mpi_v_allreduce(e, comm, sendbuf, recvbuf, count, datatype, op);
 }
 
-static int same_size(int sc, WAITIO_MPI_Datatype st, int rc_, WAITIO_MPI_Datatype rt)
+/* The original's gather (and allgather below) take one count and one datatype for both sides:
+ * the short lists its users call by the lower-case names; MPI's full lists are WAITIO_MPI_Gather
+ * and WAITIO_MPI_Allgather (docs/mpi-layer.md, "The original's signatures"). */
+int waitio_mpi_gather(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
+                      int root, WAITIO_MPI_Comm comm)
 {
-    size_t a = 0, b = 0;
-    int rc = wio_mpi_bytes(sc, st, &a);
-    if (!rc)
-        rc = wio_mpi_bytes(rc_, rt, &b);
-    if (!rc && a != b)
-        rc = wio_fail(WAITIO_ERR_ARG, "send and receive sizes differ (%zu vs %zu bytes)", a, b);
-    return rc;
+    return WAITIO_MPI_Gather(sendbuf, count, datatype, recvbuf, count, datatype, root, comm);
 }
 
-int waitio_mpi_gather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+int waitio_mpi_allgather(const void *sendbuf, void *recvbuf, int count,
+                         WAITIO_MPI_Datatype datatype, WAITIO_MPI_Comm comm)
+{
+    return WAITIO_MPI_Allgather(sendbuf, count, datatype, recvbuf, count, datatype, comm);
+}
+
+int WAITIO_MPI_Gather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype, int root,
                       WAITIO_MPI_Comm comm)
 {
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     if (!e)
-        return WAITIO_ERR_STATE;
-    int n = 0, me = WAITIO_UNDEFINED, rc = waitio_group_rank(comm, &me);
-    if (!rc)
-        rc = waitio_group_size(comm, &n);
-    if (!rc && me == root && sendbuf != WAITIO_MPI_IN_PLACE)
-        rc = same_size(sendcount, sendtype, recvcount, recvtype);
-    if (!rc && me != root)
-        rc = wio_mpi_bytes(sendcount, sendtype, &(size_t){0});
-    if (rc)
-        return rc;
-    int *counts = NULL, *displs = NULL;
-    if (me == root) {
-        counts = malloc(sizeof(int) * (size_t)n);
-        displs = malloc(sizeof(int) * (size_t)n);
-        if (!counts || !displs) {
-            free(counts);
-            free(displs);
-            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-        }
-        for (int i = 0; i < n; i++) {
-            counts[i] = recvcount;
-            displs[i] = i * recvcount;
-        }
-    }
-    int dt = me == root ? recvtype : sendtype;
-    rc = wio_coll_gatherv(e, comm, sendbuf, (size_t)sendcount * wio_dtype_size(sendtype) /
-                          wio_dtype_size(dt), recvbuf, counts, displs, dt, root);
-    free(counts);
-    free(displs);
-    return rc;
+        return WAITIO_ERR_STATE; /* datatype-aware, IN_PLACE at the root: vcoll.c */
+    return wio_mpi_v_gatherv(e, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                             NULL, recvtype, root);
 }
 
 int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -330,11 +347,8 @@ int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    if (sendtype != recvtype)
-        return wio_fail(WAITIO_ERR_ARG, "gatherv needs the same send and receive datatype");
-    int rc = count_ok(sendcount);
-    return rc ? rc : wio_coll_gatherv(e, comm, sendbuf, (size_t)sendcount, recvbuf, recvcounts,
-                                      displs, recvtype, root);
+    return wio_mpi_v_gatherv(e, comm, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                             displs, recvtype, root);
 }
 
 int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -345,35 +359,8 @@ int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    int n = 0, me = WAITIO_UNDEFINED, rc = waitio_group_rank(comm, &me);
-    if (!rc)
-        rc = waitio_group_size(comm, &n);
-    if (!rc && me == root && recvbuf != WAITIO_MPI_IN_PLACE)
-        rc = same_size(sendcount, sendtype, recvcount, recvtype);
-    if (!rc)
-        rc = count_ok(recvcount);
-    if (rc)
-        return rc;
-    int *counts = NULL, *displs = NULL;
-    if (me == root) {
-        counts = malloc(sizeof(int) * (size_t)n);
-        displs = malloc(sizeof(int) * (size_t)n);
-        if (!counts || !displs) {
-            free(counts);
-            free(displs);
-            return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-        }
-        for (int i = 0; i < n; i++) {
-            counts[i] = sendcount;
-            displs[i] = i * sendcount;
-        }
-    }
-    int dt = me == root ? sendtype : recvtype;
-    rc = wio_coll_scatterv(e, comm, sendbuf, counts, displs, recvbuf,
-                           (size_t)recvcount * wio_dtype_size(recvtype) / wio_dtype_size(dt), dt, root);
-    free(counts);
-    free(displs);
-    return rc;
+    return wio_mpi_v_scatterv(e, comm, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                              recvcount, recvtype, root);
 }
 
 int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -384,14 +371,13 @@ int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int d
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    if (sendtype != recvtype)
-        return wio_fail(WAITIO_ERR_ARG, "scatterv needs the same send and receive datatype");
-    int rc = count_ok(recvcount);
-    return rc ? rc : wio_coll_scatterv(e, comm, sendbuf, sendcounts, displs, recvbuf,
-                                       (size_t)recvcount, recvtype, root);
+    if (!sendcounts != !displs)
+        return wio_fail(WAITIO_ERR_ARG, "scatterv: counts without displacements");
+    return wio_mpi_v_scatterv(e, comm, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                              recvcount, recvtype, root);
 }
 
-int waitio_mpi_allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
+int WAITIO_MPI_Allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
                          void *recvbuf, int recvcount, WAITIO_MPI_Datatype recvtype,
                          WAITIO_MPI_Comm comm)
 {
@@ -399,9 +385,8 @@ int waitio_mpi_allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    int rc = sendbuf == WAITIO_MPI_IN_PLACE ? count_ok(recvcount)
-                                            : same_size(sendcount, sendtype, recvcount, recvtype);
-    return rc ? rc : wio_coll_allgather(e, comm, sendbuf, recvbuf, (size_t)recvcount, recvtype);
+    return wio_mpi_v_allgatherv(e, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                                NULL, recvtype);
 }
 
 int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -412,6 +397,6 @@ int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype 
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    int rc = same_size(sendcount, sendtype, recvcount, recvtype);
-    return rc ? rc : wio_coll_alltoall(e, comm, sendbuf, recvbuf, (size_t)recvcount, recvtype);
+    return wio_mpi_v_alltoallv(e, comm, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                               recvcount, NULL, NULL, recvtype);
 }

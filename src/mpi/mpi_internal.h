@@ -25,4 +25,27 @@ int wio_mpi_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *
                            int dtype, int op);
 int wio_mpi_hier_barrier(wio_engine *e, wio_group *g);
 
+/* icoll.c: the requests of Ibcast, Iallreduce and Ibarrier, which waitio_wait does not know;
+ * the layer's waits and tests hand them here first. */
+int wio_mpi_icoll_owns(const WAITIO_MPI_Request *request);
+int wio_mpi_icoll_wait(WAITIO_MPI_Request *request, int *status);
+int wio_mpi_icoll_test(WAITIO_MPI_Request *request, int *flag, int *status);
+/* Where it stands, changing nothing: 1 complete, 0 pending (one look, no progress). */
+int wio_mpi_icoll_done(WAITIO_MPI_Request *request);
+/* Waitall's part: finishes the non-blocking collectives of the array (they become inactive,
+ * their outcome in their status), so that the rest of waitall treats them as done. */
+void wio_mpi_icoll_waitall(int count, WAITIO_MPI_Request *requests);
+
+/* comm.c: the PB parts of communicators made by split/dup/create_group, for the hierarchical
+ * path (hier.c): possible when every member's PB has an adapter that made the part's MPI
+ * communicator; then the collective runs through comm_hier.c. */
+int wio_mpi_comm_hier_possible(wio_engine *e, wio_group *g);
+int wio_mpi_comm_hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype,
+                            int root);
+int wio_mpi_comm_hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf,
+                             size_t count, int dtype, int op, int root);
+int wio_mpi_comm_hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf,
+                                size_t count, int dtype, int op);
+int wio_mpi_comm_hier_barrier(wio_engine *e, wio_group *g);
+
 #endif

@@ -59,11 +59,11 @@ static void fcollect_bytes(struct waitio_shmem_team *t, void *dest, const void *
         return;
     int k = fits_int(n, (size_t)t->size, what);
     if (!t->tpe) {
-        wio_shmem_check(waitio_mpi_allgather(source, k, WAITIO_MPI_BYTE, dest, k, WAITIO_MPI_BYTE, t->grp), what);
+        wio_shmem_check(WAITIO_MPI_Allgather(source, k, WAITIO_MPI_BYTE, dest, k, WAITIO_MPI_BYTE, t->grp), what);
         return;
     }
     uint8_t *tmp = scratch(n * (size_t)t->size, what);
-    wio_shmem_check(waitio_mpi_allgather(source, k, WAITIO_MPI_BYTE, tmp, k, WAITIO_MPI_BYTE, t->grp), what);
+    wio_shmem_check(WAITIO_MPI_Allgather(source, k, WAITIO_MPI_BYTE, tmp, k, WAITIO_MPI_BYTE, t->grp), what);
     for (int g = 0; g < t->size; g++)
         memcpy((uint8_t *)dest + (size_t)tpe(t, g) * n, tmp + (size_t)g * n, n);
     free(tmp);
@@ -76,7 +76,7 @@ static void collect_bytes(struct waitio_shmem_team *t, void *dest, const void *s
     uint64_t mine = n, *all = scratch(sizeof *all * (size_t)np, what);
     int *counts = scratch(sizeof *counts * (size_t)np, what), *displs = scratch(sizeof *displs * (size_t)np, what);
     int *at = scratch(sizeof *at * (size_t)np, what);
-    wio_shmem_check(waitio_mpi_allgather(&mine, 1, WAITIO_MPI_UINT64_T, all, 1, WAITIO_MPI_UINT64_T, t->grp), what);
+    wio_shmem_check(WAITIO_MPI_Allgather(&mine, 1, WAITIO_MPI_UINT64_T, all, 1, WAITIO_MPI_UINT64_T, t->grp), what);
     uint64_t total = 0;
     for (int pe = 0; pe < np; pe++) { /* offsets in team-PE order */
         uint64_t len = all[grank(t, pe)];

@@ -66,6 +66,6 @@ program fortran_f_entry
 
   write (*, '(a,i0,a,i0,a,i0,a,i0,a,i0)') 'fortran_f_entry PB ', pb, ' rank ', prank, &
        ': errors ', errs, ', PB size ', psize, ', universe ', n
-  call waitio_finalize_f(ierr)
+  call waitio_finalize_f(1000)  ! the original's call: a literal, never written
   if (errs /= 0) stop 1
 end program fortran_f_entry

@@ -94,6 +94,13 @@ int main(int argc, char **argv)
         total += nprocs[p];
     }
     free(nprocs);
+    /* MPI_COMM_WORLD is this application's processes unless WAITIO_MPMD_WORLD=0 (docs/launcher.md,
+     * "MPMD: what MPI_COMM_WORLD means", tested by mpmd_world.sh) */
+    const char *mpmd_world = getenv("WAITIO_MPMD_WORLD");
+    if (npb > 1 && !(mpmd_world && !strcmp(mpmd_world, "0"))) {
+        first = 0;
+        total = lsize;
+    }
     if (use_mpi && (pb != app || wrank != first + rank || wsize != total))
         ERR("WaitIO says PB %d rank %d (world rank %d of %d), MPI says application %d, world rank "
             "%d of %d", pb, rank, first + rank, total, app, wrank, wsize);
