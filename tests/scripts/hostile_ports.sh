@@ -10,10 +10,12 @@ set -euo pipefail
 source "$(dirname "$0")/pbs.inc"
 pbs_instance 3
 export WAITIO_LOG=info WAITIO_HANDSHAKE_TIMEOUT=3 CORE_RING_REPORT_FDS=1
-pbs_start 0 150 env WAITIO_PB_RANK=0 WAITIO_PB_SIZE=1 "$TEST_PROGS/core_ring" 400 60 150
+# 400 rounds 50 ms apart: the job runs at least 20 s, well past the attack (hostile_client.py
+# attacks the ports at once: about two handshake timeouts of 3 s after the 1.5 s start-up)
+pbs_start 0 150 env WAITIO_PB_RANK=0 WAITIO_PB_SIZE=1 "$TEST_PROGS/core_ring" 400 60 50
 for pb in 1 2; do
   for r in 0 1; do
-    WAITIO_PBID=$pb WAITIO_PB_RANK=$r WAITIO_PB_SIZE=2 setsid timeout 150 "$TEST_PROGS/core_ring" 400 60 150 \
+    WAITIO_PBID=$pb WAITIO_PB_RANK=$r WAITIO_PB_SIZE=2 setsid timeout 150 "$TEST_PROGS/core_ring" 400 60 50 \
       >"$PBS_DIR/pb$pb.$r" 2>&1 &
     PBS_PIDS+=($!)
   done
