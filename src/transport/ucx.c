@@ -708,6 +708,7 @@ static int dispatch(ucx_tp *t)
             t->ready_tail = NULL;
         c->queued = 0;
         n++;
+        t->delivered++;
         if (!c->s && !accepted_stream(t, c)) {
             conn_destroy(c);
             continue;
@@ -816,10 +817,28 @@ ucs_status_t wio_ucx_wait_conn(ucx_conn *c, void *req)
     return st;
 }
 
+/* UCX's event descriptor can stay readable with nothing for WaitIO (seen with UCX 1.13's tcp
+ * between several processes of a PB: arm succeeds and the descriptor fires at once, hundreds of
+ * thousands of times a second). After UCX_SPURIOUS_MAX such wake-ups in a row the descriptor
+ * leaves the poller and the worker is polled every millisecond while the process waits; it is
+ * tried again every UCX_TIMED_ROUNDS sleeps. */
+#define UCX_SPURIOUS_MAX 64
+#define UCX_TIMED_ROUNDS 256
+
 static void efd_ready(wio_poll_fd *pf, uint32_t events)
 {
+    ucx_tp *t = pf->arg;
     (void)events;
-    progress(pf->arg);
+    unsigned long before = t->delivered;
+    progress(t);
+    t->spurious = t->delivered == before ? t->spurious + 1 : 0;
+    if (t->spurious >= UCX_SPURIOUS_MAX && !t->efd_off) {
+        wio_poller_del(t->poller, &t->efd);
+        t->efd_off = 1;
+        t->timed_rounds = 0;
+        wio_debug("ucx: the worker's event descriptor keeps firing with nothing to do: polling it "
+                  "every millisecond while waiting");
+    }
 }
 
 static int src_poll(void *arg) { return progress(arg); }
@@ -828,10 +847,29 @@ static int src_poll(void *arg) { return progress(arg); }
 static int src_prepare_sleep(void *arg, int *timeout_ms)
 {
     ucx_tp *t = arg;
-    (void)timeout_ms;
-    for (int i = 0; i < 8; i++) {
-        if (progress(t) > 0)
+    if (t->efd_off) {
+        progress(t);
+        if (t->delivered) {
+            t->delivered = 0;
             return 1;
+        }
+        if (++t->timed_rounds < UCX_TIMED_ROUNDS) {
+            if (*timeout_ms < 0 || *timeout_ms > 1)
+                *timeout_ms = 1;
+            return 0;
+        }
+        if (wio_poller_add(t->poller, &t->efd, t->efd_fd, EPOLLIN) == 0) {
+            t->efd_off = 0;
+            t->spurious = 0;
+        }
+    }
+    for (int i = 0; i < 8; i++) {
+        /* work is what reached the streams: UCX's own progress (keepalives, wire-up) is not */
+        progress(t);
+        if (t->delivered) {
+            t->delivered = 0;
+            return 1;
+        }
         ucs_status_t st = ucp_worker_arm(t->worker);
         if (st == UCS_OK)
             return t->ready != NULL;
@@ -949,6 +987,7 @@ static int ucx_open(const wio_tp_params *p, void **out, wio_proc *self)
     }
     t->efd.arg = t;
     t->efd.ready = efd_ready;
+    t->efd_fd = fd;
     if (wio_poller_add(t->poller, &t->efd, fd, EPOLLIN) != 0) {
         wio_transport_ucx.close(t);
         *out = NULL;
@@ -1105,7 +1144,7 @@ static void ucx_close(void *tp)
     for (size_t i = 0; i < t->nclosing; i++)
         ucp_request_free(t->closing[i]);
     grave_free(t);
-    if (t->efd.ready)
+    if (t->efd.ready && !t->efd_off)
         wio_poller_del(t->poller, &t->efd);
     if (t->src.poll)
         wio_poller_del_source(t->poller, &t->src);

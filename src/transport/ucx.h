@@ -84,6 +84,10 @@ struct ucx_tp {
     uint32_t generation;
     ucx_conn *ready;          /* connections with something for the dispatcher */
     ucx_conn *ready_tail;
+    unsigned long delivered;  /* connections the dispatcher served since prepare_sleep looked */
+    int efd_fd;
+    int efd_off;              /* the event descriptor left the poller (efd_ready: spurious) */
+    unsigned spurious, timed_rounds;
     ucx_conn *grave;          /* destroyed connections, freed after the poller's round */
     void **closing;           /* endpoint-close requests still in flight */
     size_t nclosing, closing_cap;
