@@ -175,10 +175,34 @@ static void conn_unqueue(ucx_conn *c)
     c->queued = 0;
 }
 
+/* Receive records of small messages (the common case) are recycled: no allocation per message. */
+#define UCX_RX_SMALL 256u
+#define UCX_RX_POOL_MAX 256u
+
+static ucx_rx *rx_alloc(ucx_tp *t, size_t copy)
+{
+    if (copy <= UCX_RX_SMALL && t->rx_pool) {
+        ucx_rx *r = t->rx_pool;
+        t->rx_pool = r->next;
+        t->rx_pooled--;
+        return r;
+    }
+    ucx_rx *r = malloc(sizeof *r + (copy <= UCX_RX_SMALL ? UCX_RX_SMALL : copy));
+    if (r)
+        r->small = copy <= UCX_RX_SMALL;
+    return r;
+}
+
 static void rx_free(ucx_tp *t, ucx_rx *r)
 {
     if (r->release)
         ucp_am_data_release(t->worker, r->release);
+    if (r->small && t->rx_pooled < UCX_RX_POOL_MAX) {
+        r->next = t->rx_pool;
+        t->rx_pool = r;
+        t->rx_pooled++;
+        return;
+    }
     free(r);
 }
 
@@ -601,7 +625,7 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
         return UCS_OK;
     }
     int keep = length > 0 && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0;
-    ucx_rx *r = malloc(sizeof *r + (keep ? 0 : length));
+    ucx_rx *r = rx_alloc(t, keep ? 0 : length);
     if (!r) {
         c->failed = 1;
         snprintf(c->fail_why, sizeof c->fail_why, "ucx: out of memory receiving");
@@ -1144,6 +1168,11 @@ static void ucx_close(void *tp)
     for (size_t i = 0; i < t->nclosing; i++)
         ucp_request_free(t->closing[i]);
     grave_free(t);
+    while (t->rx_pool) {
+        ucx_rx *r = t->rx_pool;
+        t->rx_pool = r->next;
+        free(r);
+    }
     if (t->efd.ready && !t->efd_off)
         wio_poller_del(t->poller, &t->efd);
     if (t->src.poll)

@@ -31,6 +31,7 @@ typedef struct ucx_rx {
     size_t len;
     uint32_t seq;
     int eof;                  /* the sender's end of stream (no data) */
+    int small;                /* room for UCX_RX_SMALL bytes: recycled (ucx.c rx_free) */
     void *release;
     uint8_t copy[];
 } ucx_rx;
@@ -89,6 +90,8 @@ struct ucx_tp {
     int efd_off;              /* the event descriptor left the poller (efd_ready: spurious) */
     unsigned spurious, timed_rounds;
     ucx_conn *grave;          /* destroyed connections, freed after the poller's round */
+    ucx_rx *rx_pool;          /* recycled small receive records */
+    unsigned rx_pooled;
     void **closing;           /* endpoint-close requests still in flight */
     size_t nclosing, closing_cap;
     unsigned long dropped;    /* messages for no connection of ours, or malformed */
