@@ -179,40 +179,36 @@ int waitio_mpi_testall(int count, WAITIO_MPI_Request array_of_requests[], int *f
     return first_err;
 }
 
-int waitio_mpi_waitsome(int incount, WAITIO_MPI_Request array_of_requests[], int *outcount,
-                        int array_of_indices[], int *array_of_statuses)
+/* Waitsome (block = 1) and Testsome: every request that has completed, or none. */
+static int some_complete(int incount, WAITIO_MPI_Request array_of_requests[], int *outcount,
+                         int array_of_indices[], int *array_of_statuses, int block)
 {
-    WIO_API_GUARD();
     scan s;
     int rc = check_array(incount, array_of_requests, outcount);
     if (!rc && incount > 0 && !array_of_indices)
         rc = wio_fail(WAITIO_ERR_ARG, "NULL array of indices");
     if (!rc)
-        rc = scan_start(&s, incount, array_of_requests, 0);
+        rc = scan_start(&s, incount, array_of_requests, !block);
     if (rc)
         return rc;
     *outcount = WAITIO_MPI_UNDEFINED;
-    if (!any_complete(&s) && (rc = wio_engine_wait_until(s.e, any_complete, &s, 0)) != 0)
+    if (block && !any_complete(&s) && (rc = wio_engine_wait_until(s.e, any_complete, &s, 0)) != 0)
         return rc;
     if (!s.active)
         return 0;
     return finish_complete(&s, array_of_indices, array_of_statuses, outcount);
 }
 
+int waitio_mpi_waitsome(int incount, WAITIO_MPI_Request array_of_requests[], int *outcount,
+                        int array_of_indices[], int *array_of_statuses)
+{
+    WIO_API_GUARD();
+    return some_complete(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1);
+}
+
 int waitio_mpi_testsome(int incount, WAITIO_MPI_Request array_of_requests[], int *outcount,
                         int array_of_indices[], int *array_of_statuses)
 {
     WIO_API_GUARD();
-    scan s;
-    int rc = check_array(incount, array_of_requests, outcount);
-    if (!rc && incount > 0 && !array_of_indices)
-        rc = wio_fail(WAITIO_ERR_ARG, "NULL array of indices");
-    if (!rc)
-        rc = scan_start(&s, incount, array_of_requests, 1);
-    if (rc)
-        return rc;
-    *outcount = WAITIO_MPI_UNDEFINED;
-    if (!s.active)
-        return 0;
-    return finish_complete(&s, array_of_indices, array_of_statuses, outcount);
+    return some_complete(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0);
 }
