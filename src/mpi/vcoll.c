@@ -383,6 +383,21 @@ int wio_mpi_v_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbu
 
 /* ---- gather(v), scatter(v) ---- */
 
+/* The blocks' lengths and offsets in units of `unit` bytes, as the core's v-collectives count
+ * (two malloc'd arrays of n, freed by the caller also on failure). */
+static int block_units(const blocks *bl, int n, size_t unit, int **uc, int **ud)
+{
+    *uc = calloc((size_t)n, sizeof **uc);
+    *ud = calloc((size_t)n, sizeof **ud);
+    if (!*uc || !*ud)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        if (!(rc = to_units(bl->len[i], unit, &(*uc)[i])))
+            rc = to_units(bl->off[i], unit, &(*ud)[i]);
+    return rc;
+}
+
 int wio_mpi_v_gatherv(wio_engine *e, wio_group *g, const void *sbuf, int scount, int stype,
                       void *rbuf, int rcount, const int *rcounts, const int *displs, int rtype,
                       int root)
@@ -412,12 +427,9 @@ int wio_mpi_v_gatherv(wio_engine *e, wio_group *g, const void *sbuf, int scount,
                       s.bytes, bl.len[me]);
     size_t unit;
     int udt = unit_of(rt->size, in_place ? 0 : s.t->size, &unit);
-    int *uc = calloc((size_t)n, sizeof *uc), *ud = calloc((size_t)n, sizeof *ud);
-    if (!rc && (!uc || !ud))
-        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < n && !rc; i++)
-        if (!(rc = to_units(bl.len[i], unit, &uc[i])))
-            rc = to_units(bl.off[i], unit, &ud[i]);
+    int *uc = NULL, *ud = NULL;
+    if (!rc)
+        rc = block_units(&bl, n, unit, &uc, &ud);
     char *tmp = NULL, *data = (char *)rbuf + (rt->contig && bl.total ? rt->true_lb : 0);
     if (!rc && !rt->contig && !(data = tmp = malloc(bl.total ? bl.total : 1)))
         rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
@@ -467,12 +479,9 @@ int wio_mpi_v_scatterv(wio_engine *e, wio_group *g, const void *sbuf, int scount
                       bl.len[me], r.bytes);
     size_t unit;
     int udt = unit_of(st->size, in_place ? 0 : r.t->size, &unit);
-    int *uc = calloc((size_t)n, sizeof *uc), *ud = calloc((size_t)n, sizeof *ud);
-    if (!rc && (!uc || !ud))
-        rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < n && !rc; i++)
-        if (!(rc = to_units(bl.len[i], unit, &uc[i])))
-            rc = to_units(bl.off[i], unit, &ud[i]);
+    int *uc = NULL, *ud = NULL;
+    if (!rc)
+        rc = block_units(&bl, n, unit, &uc, &ud);
     const char *data = (const char *)sbuf + (st->contig && bl.total ? st->true_lb : 0);
     char *tmp = NULL;
     if (!rc && !st->contig && !(tmp = malloc(bl.total ? bl.total : 1)))
