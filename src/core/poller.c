@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/common.h"
 #include "core/poller.h"
@@ -14,6 +15,10 @@
 #define MAX_EVENTS 64
 #define CLOCK_EVERY 16 /* while polling, the clock is read every 16th epoll round */
 #define YIELD_EPOLL_PERIOD 0.001 /* a waiter that yields its core runs epoll at least this often */
+/* Polling without blocking also runs epoll once this many milliseconds (of the coarse clock,
+ * a few nanoseconds to read) passed since the last round: a program that calls waitio_test or
+ * waitio_iprobe every 20 ms would otherwise see its sockets once in 1024 calls (20 s). */
+#define EPOLL_MAX_GAP_MS 2
 
 #define MAX_POLLING 8 /* sources with a poll hook: one per transport instance */
 
@@ -26,6 +31,7 @@ struct wio_poller {
     int polled;                /* connections that need polling (rings, files) */
     unsigned polls_since_epoll;
     unsigned epolls_since_clock;
+    int64_t last_epoll_ms;     /* coarse clock at the last epoll round */
     double next_tick;
     double next_yield_epoll;   /* wio_poller_yielding: when to force the next epoll round */
     int tick_due;
@@ -233,7 +239,14 @@ static void after_epoll(wio_poller *p)
     }
 }
 
-static int run_epoll(wio_poller *p, int timeout_ms, int sleeping, int busy)
+static int64_t coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int run_epoll(wio_poller *p, int timeout_ms, int sleeping, int busy, int late)
 {
     struct epoll_event ev[MAX_EVENTS];
     int n = epoll_wait(p->epfd, ev, MAX_EVENTS, timeout_ms);
@@ -250,7 +263,7 @@ static int run_epoll(wio_poller *p, int timeout_ms, int sleeping, int busy)
     }
     if (p->nparked)
         poll_parked(p);
-    tick_sometimes(p, timeout_ms != 0);
+    tick_sometimes(p, timeout_ms != 0 || late);
     after_epoll(p);
     return n + busy;
 }
@@ -268,12 +281,14 @@ int wio_poller_run(wio_poller *p, int timeout_ms)
         timeout_ms = prepare_sleep(p, timeout_ms);
     }
     unsigned every = p->data_fds > 0 ? WIO_POLL_EPOLL_EVERY : WIO_POLL_EPOLL_EVERY_IDLE;
-    int rc;
-    if (timeout_ms == 0 && !sleeping && p->polled && ++p->polls_since_epoll < every) {
+    int rc, late = 0;
+    if (timeout_ms == 0 && !sleeping && p->polled && ++p->polls_since_epoll < every &&
+        !(late = coarse_ms() - p->last_epoll_ms >= EPOLL_MAX_GAP_MS)) {
         rc = busy;
     } else {
         p->polls_since_epoll = 0;
-        rc = run_epoll(p, timeout_ms, sleeping, busy);
+        rc = run_epoll(p, timeout_ms, sleeping, busy, late);
+        p->last_epoll_ms = coarse_ms();
     }
     p->running = 0;
     return rc;

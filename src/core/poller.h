@@ -16,7 +16,9 @@
  * without blocking and some connection needs polling (wio_poller_polled > 0), epoll_wait runs
  * only every WIO_POLL_EPOLL_EVERY calls while some descriptor carries data
  * (wio_poller_data_fds > 0), else every WIO_POLL_EPOLL_EVERY_IDLE calls: an epoll_wait costs
- * about ten ring checks on a VM. With nothing to poll, every call is an epoll_wait.
+ * about ten ring checks on a VM. It also runs once 2 ms of the coarse clock passed since the
+ * last one, so a program that tests now and then (every 20 ms, say) still sees its sockets.
+ * With nothing to poll, every call is an epoll_wait.
  */
 #ifndef WIO_POLLER_H
 #define WIO_POLLER_H

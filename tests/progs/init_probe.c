@@ -16,6 +16,8 @@
  *                   every byte checked, then waitio_finalize
  *   --hold FILE     with --exchange: before waitio_finalize, print "init_probe[L]: holding" and
  *                   wait until FILE exists (what sec_file_* tests do to the directory meanwhile)
+ *   --hold-progress FILE  the same, but while waiting it keeps making progress (waitio_iprobe
+ *                   every 20 ms), so that what is planted meanwhile is seen before finalize
  * After a failed waitio_init it also checks that the library is not initialised, that
  * waitio_finalize returns WAITIO_ERR_STATE and that no file descriptor was left open.
  * Prints "init_probe[L]: waitio_init returned CODE after T s: MESSAGE" and, when every check
@@ -55,15 +57,20 @@ static int count_fds(void)
 }
 
 static const char *hold_file;
+static int hold_progress;
 
-static void hold(void)
+static void hold(waitio_group_t u)
 {
     if (!hold_file)
         return;
     printf("init_probe%s: holding\n", label);
     fflush(stdout);
-    while (access(hold_file, F_OK) != 0)
+    while (access(hold_file, F_OK) != 0) {
+        int flag;
+        if (hold_progress)
+            TU_CHECK(waitio_iprobe(u, WAITIO_ANY_SOURCE, WAITIO_ANY_TAG, &flag, NULL));
         usleep(20000);
+    }
 }
 
 static void ring_exchange(void)
@@ -73,7 +80,7 @@ static void ring_exchange(void)
     TU_CHECK(waitio_group_rank(u, &me));
     TU_CHECK(waitio_group_size(u, &n));
     if (n < 2) {
-        hold();
+        hold(u);
         TU_CHECK(waitio_finalize());
         return;
     }
@@ -102,7 +109,7 @@ static void ring_exchange(void)
         free(out);
         free(in);
     }
-    hold();
+    hold(u);
     tu_phase("waitio_finalize");
     TU_CHECK(waitio_finalize());
     printf("init_probe%s: ring exchange among %d processes ok\n", label, n);
@@ -133,6 +140,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--msg-soft") && nsoft < MAX_MSG) soft[nsoft++] = v;
         else if (!strcmp(a, "--alarm")) alarm_secs = (unsigned)atoi(v);
         else if (!strcmp(a, "--hold")) hold_file = v;
+        else if (!strcmp(a, "--hold-progress")) {
+            hold_file = v;
+            hold_progress = 1;
+        }
         else if (!strcmp(a, "--label")) {
             snprintf(labelbuf, sizeof labelbuf, "[%s]", v);
             label = labelbuf;

@@ -4,7 +4,8 @@
 # open() for as long as the attacker liked — 40 s when the issue was filed — and forever here,
 # since nobody ever opens the FIFO for writing). Two places, each with a bound well under that:
 #   1. a stream in PB 0's inbox, claiming to come from process 1, whose segment 0 is a FIFO,
-#      planted while the job runs; the job must still finalize within 10 s;
+#      planted while the job runs (PB 0 keeps making progress meanwhile); PB 0 must report it
+#      within 10 s and the job must still finalize within 10 s after that;
 #   2. the start-up record boot/master planted as a FIFO before PB 1 starts (PB 1 reads it first,
 #      PB 0, the master, starts 1 s later); start-up must complete within 15 s.
 # Files are now opened O_NONBLOCK|O_NOFOLLOW and refused unless fstat says they are regular.
@@ -32,7 +33,7 @@ bounded() {
 job=fifo-seg-$$
 for pb in 0 1; do
   t_start "seg$pb" 45 env "${common[@]}" WAITIO_JOB_ID=$job WAITIO_PBID=$pb "$TEST_PROGS/init_probe" \
-    --label "seg$pb" --timeout 20 --exchange --hold "$T_DIR/go" --alarm 40
+    --label "seg$pb" --timeout 20 --exchange --hold-progress "$T_DIR/go" --alarm 40
 done
 for pb in 0 1; do t_wait_line "seg$pb" 'holding' 30 || t_fail "PB $pb did not start up and exchange"; done
 stage=$T_DIR/stage
@@ -40,6 +41,9 @@ mkdir -p "$stage/c1-00000000f1f0f1f0"
 chmod 700 "$stage/c1-00000000f1f0f1f0"
 mkfifo "$stage/c1-00000000f1f0f1f0/0000000000000000"
 mv "$stage/c1-00000000f1f0f1f0" "$scratch/.waitio-file-$job/in-0.0/"
+# finalize alone need not look at the inbox again, so the rejection is awaited while PB 0 polls
+t_wait_line seg0 'c1-00000000f1f0f1f0: segment 0 rejected: not a regular file' 10 ||
+  t_fail "PB 0 did not reject the FIFO within 10 s (blocked in open(2)?)"
 t0=$(t_now)
 touch "$T_DIR/go"
 took=$(bounded seg0 10 "$t0") || t_fail "PB 0 was still blocked 10 s after it resumed (the FIFO planted as a segment)"

@@ -44,6 +44,9 @@ WAITIO_LOG=debug WAITIO_PBID=0 WAITIO_PB_RANK=0 WAITIO_PB_SIZE=1 timeout 20 "$TE
   { cat "$PBS_DIR/sweep"; echo "FAIL: a fresh process did not start"; exit 1; }
 [ ! -e "$sockfile" ] && [ ! -e "$lockfile" ] ||
   { echo "FAIL: the next process left the dead socket $sockfile / $lockfile in place"; exit 1; }
-[ $swept_before = 1 ] || grep -q "removed the socket $sockfile" "$PBS_DIR/sweep" ||
-  { cat "$PBS_DIR/sweep"; echo "FAIL: the sweep was not logged"; exit 1; }
+# the socket was there after the kill and is gone now, so the sweep ran; usually in the fresh
+# process, but a WaitIO process of another test (ctest -j) may get there between the two checks
+if [ $swept_before = 0 ] && ! grep -q "removed the socket $sockfile" "$PBS_DIR/sweep"; then
+  echo "NOTE: another WaitIO process of this user swept $sockfile before the fresh one did"
+fi
 echo PASS
