@@ -9,9 +9,10 @@
  * segment, created by the first of them in group order (0600, posix_fallocate'd so that a full
  * /dev/shm fails here and not with SIGBUS later), mapped by the others from the name in its
  * record, and unlinked once everyone agreed that all mapped. The name has the form shm_ring.c
- * sweeps ("/waitio-<uid>-<pid>-..."), so a segment whose creator died before the unlink is
+ * sweeps ("/waitio-<uid>-<pid>-n<pid namespace>-..."), so a segment whose creator died before the unlink is
  * removed by the next WaitIO process of the user.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -26,6 +27,7 @@
 #include "core/api_lock.h"
 #include "core/auth.h"
 #include "rma/rma.h"
+#include "transport/shm_ring.h"
 
 #define REC_SIZE 112
 #define NAME_MAX_LEN 64
@@ -627,8 +629,9 @@ static int seg_create(wio_rma *r, size_t len, size_t align, char name[NAME_MAX_L
     uint32_t rnd = 0;
     if (wio_random_bytes((uint8_t *)&rnd, sizeof rnd) != 0)
         return WAITIO_ERR_SYS;
-    snprintf(name, NAME_MAX_LEN, "/waitio-%u-%ld-w%llu-%08x", (unsigned)getuid(), (long)getpid(),
-             (unsigned long long)r->counter++, (unsigned)rnd);
+    char stem[40];
+    wio_shm_name_stem(stem, sizeof stem);
+    snprintf(name, NAME_MAX_LEN, "%sw%llu-%08x", stem, (unsigned long long)r->counter++, (unsigned)rnd);
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return wio_fail(WAITIO_ERR_SYS, "shm_open(%s): %s", name, strerror(errno));

@@ -10,6 +10,7 @@
  * sides unlink it then), so a killed process leaves nothing behind unless it dies inside that
  * window; wio_shm_sweep_stale removes such leftovers of dead processes at the next start.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_SHM /* this file logs as "shm" (WAITIO_LOG=shm=LEVEL) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -189,9 +190,9 @@ int wio_shm_create(size_t ring_size, int fenced, wio_shm_seg **out, char name[WI
     uint32_t rnd = 0;
     if (wio_random_bytes((uint8_t *)&rnd, sizeof rnd) != 0)
         return WAITIO_ERR_SYS;
-    char nm[WIO_SHM_NAME_MAX];
-    snprintf(nm, sizeof nm, "/" SHM_PREFIX "%u-%ld-%u-%08x", (unsigned)getuid(), (long)getpid(),
-             counter++, (unsigned)rnd);
+    char nm[WIO_SHM_NAME_MAX], stem[40];
+    wio_shm_name_stem(stem, sizeof stem);
+    snprintf(nm, sizeof nm, "%s%u-%08x", stem, counter++, (unsigned)rnd);
     int fd = shm_open(nm, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return wio_fail(WAITIO_ERR_SYS, "shm_open(%s): %s", nm, strerror(errno));
@@ -618,6 +619,18 @@ void wio_shm_end_sleep(wio_shm_seg *s)
 /* ------------------------------------------------------------------------------------ */
 /* leftovers                                                                            */
 
+static unsigned long pid_namespace_id(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+void wio_shm_name_stem(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/" SHM_PREFIX "%u-%ld-n%lx-", (unsigned)getuid(), (long)getpid(),
+             pid_namespace_id());
+}
+
 void wio_shm_sweep_stale(void)
 {
     DIR *d = opendir("/dev/shm");
@@ -625,12 +638,14 @@ void wio_shm_sweep_stale(void)
         return;
     struct dirent *de;
     unsigned me = (unsigned)getuid();
+    unsigned long my_ns = pid_namespace_id();
     while ((de = readdir(d))) {
         unsigned uid;
         long pid;
+        unsigned long ns;
         if (strncmp(de->d_name, SHM_PREFIX, sizeof SHM_PREFIX - 1) != 0 ||
-            sscanf(de->d_name + sizeof SHM_PREFIX - 1, "%u-%ld-", &uid, &pid) != 2 || uid != me ||
-            pid <= 0 || pid == (long)getpid())
+            sscanf(de->d_name + sizeof SHM_PREFIX - 1, "%u-%ld-n%lx-", &uid, &pid, &ns) != 3 ||
+            uid != me || ns != my_ns || pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;

@@ -21,6 +21,12 @@
 
 typedef struct wio_shm_seg wio_shm_seg;
 
+/* Writes "/waitio-<uid>-<pid>-n<pid namespace>-" into buf, the stem of every shared-memory name
+ * this process creates (rings here, heap windows in rma/window.c). The namespace is in the name
+ * because a pid means something only in its own pid namespace: the sweep of leftovers judges
+ * only names of its own namespace, where kill(pid, 0) answers for the right process. */
+void wio_shm_name_stem(char *buf, size_t cap);
+
 /* Creates a new segment with rings of ring_size bytes (a power of two within the bounds);
  * name receives its name for the peer. The creator writes ring 0 and reads ring 1. */
 int wio_shm_create(size_t ring_size, int fenced, wio_shm_seg **out, char name[WIO_SHM_NAME_MAX]);
