@@ -86,6 +86,11 @@ WAITIO_API int waitio_adapter_register(const waitio_adapter_ops *ops);
 typedef int (*waitio_adapter_probe_fn)(int flags, double timeout, char *why, size_t cap);
 WAITIO_API void waitio_adapter_set_probe(waitio_adapter_probe_fn probe);
 
+/* For the layers built over WaitIO (the MPI adapters, OpenSHMEM): the value of one of WaitIO's
+ * environment variables, read through the library's registry of settings (src/core/settings.c,
+ * docs/tuning.md "Settings"), as getenv gives it: NULL when unset. */
+WAITIO_API const char *waitio_adapter_getenv(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

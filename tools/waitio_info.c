@@ -1,9 +1,13 @@
 /*
  * waitio-info — prints the library version, build options, transports, this host's network
- * interfaces and the effective settings that waitio_init would use with the current environment.
- * It does not start WaitIO (no rendezvous), so it is safe to run anywhere.
+ * interfaces and the effective settings that waitio_init would use with the current environment;
+ * --all lists every variable of the registry (src/core/settings.c) with its value and where it
+ * came from, --var NAME one of them. It exits 1 when the environment holds a value the library
+ * would refuse or ignore (with the library's message), so a job script can check its settings
+ * before it starts anything. It does not start WaitIO (no rendezvous), so it is safe anywhere.
  */
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -11,6 +15,7 @@
 #include <string.h>
 #include "core/common.h"
 #include "core/frame.h"
+#include "core/settings.h"
 #include "transport/transport.h"
 #include "transport/ucx.h"
 #include "waitio.h"
@@ -34,6 +39,15 @@ static void print_interfaces(void)
         printf("  %-12s %s\n", i->ifa_name, ip);
     }
     freeifaddrs(ifs);
+}
+
+/* A registered variable's value, or its default, for the summary below (a bad one is said by
+ * check_environment at the end). */
+static const char *value_or(const char *name, const char *none)
+{
+    const char *v = wio_env(name);
+    const wio_setting *s = wio_setting_find(name);
+    return v && *v ? v : s && s->dflt ? s->dflt : none;
 }
 
 static void print_settings(const wio_config *c)
@@ -77,26 +91,137 @@ static void print_settings(const wio_config *c)
            c->bind_all ? " (listening on every interface)" : " (listening on the advertised address)");
     printf("  WAITIO_MAX_PROCS=%d (processes of all PBs together that start-up admits)\n", c->max_procs);
     /* one-sided (src/rma reads these at waitio_init; docs/one-sided.md) */
-    const char *pt = getenv("WAITIO_PROGRESS_THREAD"), *heap = getenv("SHMEM_SYMMETRIC_SIZE");
     printf("  one-sided: WAITIO_PROGRESS_THREAD=%s  WAITIO_RMA_DIRECT=%s  SHMEM_SYMMETRIC_SIZE=%s\n",
-           pt && *pt ? pt : "auto", getenv("WAITIO_RMA_DIRECT") ? getenv("WAITIO_RMA_DIRECT") : "1",
-           heap && *heap ? heap : "64M");
-    const char *hier = getenv("WAITIO_COLL_HIER"), *tsize = getenv("WAITIO_TRACE_SIZE");
-    printf("  collectives: WAITIO_COLL_HIER=%s (docs/mpi-layer.md)\n", hier && *hier ? hier : "auto");
+           value_or("WAITIO_PROGRESS_THREAD", "auto"), value_or("WAITIO_RMA_DIRECT", "1"),
+           value_or("SHMEM_SYMMETRIC_SIZE", "64M"));
+    printf("  collectives: WAITIO_COLL_HIER=%s (docs/mpi-layer.md)\n", value_or("WAITIO_COLL_HIER", "auto"));
     printf("  WAITIO_TRACE=%s  WAITIO_TRACE_SIZE=%s  WAITIO_STATS=%d\n",
-           c->trace_dir[0] ? c->trace_dir : "(off)", tsize && *tsize ? tsize : "16M", c->stats);
-    const char *key = getenv("WAITIO_KEY") ? "WAITIO_KEY"
-                      : getenv("WAITIO_KEY_FILE") ? getenv("WAITIO_KEY_FILE") : "~/.waitio/key";
-    printf("  instance key from: %s\n", key);
+           c->trace_dir[0] ? c->trace_dir : "(off)", value_or("WAITIO_TRACE_SIZE", "16M"), c->stats);
+    const char *key_file = wio_env("WAITIO_KEY_FILE");
+    printf("  instance key from: %s\n", wio_env("WAITIO_KEY") ? "WAITIO_KEY"
+                                        : key_file ? key_file : "~/.waitio/key");
+    printf("  (waitio-info --all lists every variable, its value and where it came from)\n");
 }
 
-int main(int argc, char **argv)
+/* ---- the registry: --all and --var ---- */
+
+/* "int 1..65536", "0|1|auto", "size 4K..64M" — what a variable takes, in a few words. */
+static void describe_type(const wio_setting *s, char *out, size_t cap)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: waitio-info\nPrints WaitIO's version, build options, transports, network "
-               "interfaces and the effective settings for the current environment.\n");
-        return 0;
+    switch (s->type) {
+    case WIO_SET_INT: snprintf(out, cap, "integer %.0f..%.0f", s->lo, s->hi); break;
+    case WIO_SET_SIZE: snprintf(out, cap, "size %.0f..%.0f bytes (K, M, G)", s->lo, s->hi); break;
+    case WIO_SET_NUMBER: snprintf(out, cap, "number %.10g..%.10g", s->lo, s->hi); break;
+    case WIO_SET_BOOL: snprintf(out, cap, "0|1"); break;
+    case WIO_SET_AUTO01: snprintf(out, cap, "auto|0|1"); break;
+    case WIO_SET_ENUM: snprintf(out, cap, "one of %s", s->values); break;
+    case WIO_SET_LIST: snprintf(out, cap, "list of %s", s->values); break;
+    case WIO_SET_STRING: snprintf(out, cap, "text"); break;
+    case WIO_SET_PATH: snprintf(out, cap, "path"); break;
+    case WIO_SET_SECRET: snprintf(out, cap, "secret (never printed)"); break;
+    case WIO_SET_LOGSPEC: snprintf(out, cap, "LEVEL[,SUBSYSTEM=LEVEL...]"); break;
+    case WIO_SET_RANGE: snprintf(out, cap, "MIN-MAX bytes"); break;
+    case WIO_SET_HEAPSIZE: snprintf(out, cap, "size (K, M, G; fractions allowed)"); break;
     }
+}
+
+/* One variable on one line: NAME=VALUE, its source, its doc. Returns -1 for a refused value. */
+static int print_one(const wio_setting *s)
+{
+    const char *v = wio_env(s->name);
+    char why[512] = "", shown[64];
+    int bad = v && wio_setting_check(s, v, why, sizeof why) != 0;
+    int from_env = v && *v;
+    const char *value = from_env ? v : s->dflt ? s->dflt : "(unset)";
+    if (from_env && s->type == WIO_SET_SECRET)
+        value = "(set, not shown)";
+    snprintf(shown, sizeof shown, "%s=%s", s->name, value);
+    printf("  %-40s %-11s %s\n", shown, from_env ? "environment" : "default", s->doc);
+    if (bad)
+        printf("  %-40s REFUSED: %s\n", "", why);
+    return bad ? -1 : 0;
+}
+
+static int print_all(void)
+{
+    size_t n;
+    const wio_setting *t = wio_settings(&n);
+    int bad = 0;
+    printf("WaitIO %s settings (the registry, src/core/settings.c): value, where it came from, meaning\n",
+           waitio_version());
+    for (size_t i = 0; i < n; i++) {
+        /* subsystems are contiguous in the table: a heading where one begins */
+        if (i == 0 || strcmp(t[i].subsystem, t[i - 1].subsystem))
+            printf("%s:\n", t[i].subsystem);
+        bad |= print_one(&t[i]) != 0;
+    }
+    printf("(WAITIO_* names under %s are the test suite's and never reported)\n", WIO_SETTINGS_TEST_PREFIX);
+    return bad ? 1 : 0;
+}
+
+static int print_var(const char *name)
+{
+    const wio_setting *s = wio_setting_find(name);
+    if (!s) {
+        const char *near = wio_setting_suggest(name);
+        fprintf(stderr, "waitio-info: %s is not a WaitIO setting%s%s%s\n", name, near ? "; did you mean " : "",
+                near ? near : "", near ? "?" : " (waitio-info --all lists them)");
+        return 1;
+    }
+    char type[160];
+    describe_type(s, type, sizeof type);
+    printf("%s (subsystem %s)\n", s->name, s->subsystem);
+    int rc = print_one(s);
+    printf("  type: %s\n  default: %s\n", type, s->dflt ? s->dflt : "(none: see above)");
+    printf("  a bad value: %s\n", s->flags & WIO_SETF_STRICT ? "waitio_init fails" : "said and ignored");
+    return rc ? 1 : 0;
+}
+
+/* Whether the library's message already named variable `name` (not one it prefixes). */
+static int names(const char *message, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *at = message; (at = strstr(at, name)) != NULL; at += n) {
+        char next = at[n];
+        if (!(next == '_' || (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9')))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every registered variable set in the environment, checked as the library would: the refused
+ * ones are said (the library's message) and make the exit status 1. */
+static int check_environment(const char *already_said)
+{
+    size_t n;
+    const wio_setting *t = wio_settings(&n);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = wio_env(t[i].name);
+        char why[512];
+        if (v && wio_setting_check(&t[i], v, why, sizeof why) != 0) {
+            if (!already_said || !names(already_said, t[i].name))
+                fprintf(stderr, "waitio-info: %s\n", why);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: waitio-info [--all | --var NAME]\n"
+                "Prints WaitIO's version, build options, transports, network interfaces and the effective\n"
+                "settings for the current environment; exits 1 when a WaitIO variable has a value the\n"
+                "library would refuse or ignore.\n"
+                "  -a, --all        every WaitIO variable: its value, default or environment, and meaning\n"
+                "  -v, --var NAME   one variable, with its type and default\n"
+                "  -h, --help       this text\n"
+                "  -V, --version    the version\n");
+}
+
+static void print_build(void)
+{
     printf("WaitIO %s (protocol version %d)\n", waitio_version(), WIO_PROTO_VERSION);
     printf("build: C11, OpenSSL libcrypto (HMAC-SHA256 authentication)%s\n",
 #ifdef __SANITIZE_ADDRESS__
@@ -117,13 +242,48 @@ int main(int argc, char **argv)
     for (int i = 0; wio_transports[i]; i++)
         printf(" %s", wio_transports[i]->name);
     printf("  (shm: processes of one host; tcp: any; file: a directory the PBs share)\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"all", no_argument, NULL, 'a'},      {"var", required_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int all = 0, opt;
+    const char *var = NULL;
+    while ((opt = getopt_long(argc, argv, "av:hV", options, NULL)) != -1) {
+        switch (opt) {
+        case 'a': all = 1; break;
+        case 'v': var = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("waitio-info (WaitIO) %s\n", waitio_version()); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc || (all && var)) {
+        usage(stderr);
+        return 2;
+    }
+    if (var)
+        return print_var(var);
+    /* as waitio_init: WAITIO_LOG first (a bad one is reported below), then unknown names */
+    int log_rc = wio_log_init_from_env();
+    char log_error[512];
+    snprintf(log_error, sizeof log_error, "%s", log_rc ? waitio_error_message() : "");
+    wio_settings_warn_unknown();
+    if (all)
+        return print_all();
+    print_build();
     print_interfaces();
-    wio_log_init_from_env();
     wio_config c;
-    if (wio_config_load(&c) != 0) {
-        fprintf(stderr, "waitio-info: %s\n", waitio_error_message());
+    if (log_rc != 0 || wio_config_load(&c) != 0) {
+        const char *said = log_rc ? log_error : waitio_error_message();
+        fprintf(stderr, "waitio-info: %s\n", said);
+        check_environment(said); /* the others too, so that one run names every mistake */
         return 1;
     }
     print_settings(&c);
-    return 0;
+    return check_environment(NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "mpi_world.h"
+#include "waitio_adapter.h" /* waitio_adapter_getenv */
 
 WIO_HIDDEN MPI_Comm wio_world_comm = MPI_COMM_WORLD;
 WIO_HIDDEN MPI_Fint wio_world_f = -1;
@@ -53,11 +54,11 @@ static int world_wanted(void)
     static const char *const instance[] = {"WAITIO_NPB", "WAITIO_PBID", "WAITIO_MASTER_HOST",
                                            "WAITIO_MASTER_PORT", "WAITIO_RENDEZVOUS"};
     static const char *const launcher[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
-    const char *sw = getenv("WAITIO_MPMD_WORLD");
+    const char *sw = waitio_adapter_getenv("WAITIO_MPMD_WORLD"); /* the library's registry */
     if (sw && strcmp(sw, "0") == 0)
         return 0;
     for (size_t i = 0; i < sizeof instance / sizeof instance[0]; i++)
-        if (getenv(instance[i]))
+        if (waitio_adapter_getenv(instance[i]))
             return 0;
     for (size_t i = 0; i < sizeof launcher / sizeof launcher[0]; i++)
         if (getenv(launcher[i]))
@@ -91,7 +92,7 @@ static void check_link_order(void)
 
 static double start_timeout(void)
 {
-    const char *v = getenv("WAITIO_INIT_TIMEOUT");
+    const char *v = waitio_adapter_getenv("WAITIO_INIT_TIMEOUT");
     double t = v ? atof(v) : 0;
     return t > 0 ? t : 60;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "shmem/shmem_internal.h"
+#include "waitio_adapter.h" /* waitio_adapter_getenv: WaitIO's variables through its registry */
 
 #define DEFAULT_HEAP (64u << 20)
 #define HEAP_ROUND_MIN 4096u /* the least heap: a page */
@@ -94,11 +95,11 @@ static size_t heap_rounded(size_t size)
 
 static size_t heap_size_from_env(void)
 {
-    const char *v = getenv("SHMEM_SYMMETRIC_SIZE");
+    const char *v = waitio_adapter_getenv("SHMEM_SYMMETRIC_SIZE");
     if (!v || !*v)
         v = getenv("SMA_SYMMETRIC_SIZE"); /* its name before 1.4, deprecated */
     if (!v || !*v)
-        v = getenv("WAITIO_SYMMETRIC_SIZE");
+        v = waitio_adapter_getenv("WAITIO_SYMMETRIC_SIZE");
     if (!v || !*v)
         return DEFAULT_HEAP;
     char *end;
