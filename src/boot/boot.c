@@ -5,6 +5,7 @@
  * other, and sends every process the address table. Everyone else registers with the master.
  * On timeout the master tells the waiting processes which PBs never arrived.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_BOOT /* this file logs as "boot" (WAITIO_LOG=boot=LEVEL) */
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "core/engine.h"
+#include "core/settings.h"
 #include "boot/boot.h"
 #include "transport/addr.h"
 #include "transport/file_dir.h"
@@ -31,19 +33,45 @@ _Static_assert(WIO_REGISTER_MAX >= REGISTER_HDR + ENTRY_LEN + WIO_PROC_EXT_MAX,
 _Static_assert(WIO_BOOT_ENTRY_EXT_AT + 4 == ENTRY_LEN, "the extension's length ends the fixed part");
 _Static_assert(WIO_PROC_EXT_MAX == 2048u, "entry_why names the limit");
 #define RETRY_INTERVAL 0.2
-#define REPORT_INTERVAL 5.0 /* seconds between the info lines saying what start-up waits for */
+/* Start-up progress notices (shown by default): nothing when start-up is quick, a first line
+ * after REPORT_FIRST seconds of waiting, then one at every REPORT_EVERY seconds of waiting
+ * (5, 10, 20, 30 s...), each saying what is still missing. */
+#define REPORT_FIRST 5.0
+#define REPORT_EVERY 10.0
 
-/* wio_engine_wait_until in slices: between them, report(arg, seconds waited) says at info level
- * what is still missing. */
+typedef struct progress {
+    double since; /* when start-up began waiting */
+    double next;  /* when the next line is due */
+} progress;
+
+static void progress_init(progress *p, double since)
+{
+    p->since = since;
+    p->next = since + REPORT_FIRST;
+}
+
+/* 1 when a line is due now; schedules the one after (on the next multiple of REPORT_EVERY). */
+static int progress_due(progress *p)
+{
+    double now = wio_now();
+    if (now < p->next)
+        return 0;
+    while (p->next <= now)
+        p->next = p->since + REPORT_EVERY * ((int)((p->next - p->since) / REPORT_EVERY) + 1);
+    return 1;
+}
+
+/* wio_engine_wait_until in slices: between them, report(arg, seconds waited) says as a notice
+ * what is still missing, on p's schedule. */
 static int wait_reporting(wio_engine *e, int (*ready)(void *), void *arg, double deadline,
-                          double since, void (*report)(void *, double))
+                          progress *p, void (*report)(void *, double))
 {
     for (;;) {
-        double next = wio_now() + REPORT_INTERVAL;
-        int rc = wio_engine_wait_until(e, ready, arg, next < deadline ? next : deadline);
+        int rc = wio_engine_wait_until(e, ready, arg, p->next < deadline ? p->next : deadline);
         if (rc != WAITIO_ERR_TIMEOUT || wio_now() >= deadline)
             return rc;
-        report(arg, wio_now() - since);
+        if (progress_due(p))
+            report(arg, wio_now() - p->since);
     }
 }
 
@@ -765,7 +793,7 @@ static void master_report(void *arg, double waited)
     const master *m = arg;
     char missing[1024];
     master_describe_missing(m, missing, sizeof missing);
-    wio_info("rendezvous master: waiting for %s; %.0f of %g s%s", missing, waited, m->timeout,
+    wio_notice("rendezvous master: waiting for %s; %.0f s of %g s%s", missing, waited, m->timeout,
              master_unauthenticated(m) ? " (some connections failed authentication)" : "");
 }
 
@@ -888,7 +916,7 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
     master m = {.e = e, .timeout = timeout};
     if (wio_boot_roster_init(&m.r, e->npb, (uint32_t)e->cfg.max_procs) != 0)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
-    const char *port_env = getenv("WAITIO_MASTER_PORT");
+    const char *port_env = wio_env("WAITIO_MASTER_PORT");
     int port = e->cfg.rendezvous[0] && !(port_env && *port_env) ? 0 : e->cfg.master_port;
     wio_listener *l = NULL;
     uint16_t bound_port = 0;
@@ -911,8 +939,10 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
     const char *why = master_record_own(&m, b);
     if (why)
         rc = wio_fail(WAITIO_ERR_BOOT, "master cannot register itself: %s", why);
+    progress prog;
+    progress_init(&prog, deadline - timeout);
     if (!rc)
-        rc = wait_reporting(e, master_done, &m, deadline, deadline - timeout, master_report);
+        rc = wait_reporting(e, master_done, &m, deadline, &prog, master_report);
     wio_listener_close(l);
     if (e->cfg.rendezvous[0])
         unlink(e->cfg.rendezvous);
@@ -1056,10 +1086,10 @@ static void client_report(void *arg, double waited)
 {
     const client *cl = arg;
     if (cl->registered)
-        wio_info("registered with the master at %s; it waits for the other PBs; %.0f of %g s",
-                 cl->where, waited, cl->timeout);
+        wio_notice("registered with the master at %s; it waits for the other PBs; %.0f s of %g s",
+                   cl->where, waited, cl->timeout);
     else
-        wio_info("waiting for the master (PB 0 rank 0) at %s: %s; %.0f of %g s",
+        wio_notice("waiting for the master (PB 0 rank 0) at %s: %s; %.0f s of %g s",
                  cl->where[0] ? cl->where : cl->e->cfg.rendezvous, cl->last_failure, waited, cl->timeout);
 }
 
@@ -1095,7 +1125,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
                       const boot_block *b, uint8_t **table, size_t *table_len)
 {
     client cl = {.e = e, .since = deadline - timeout, .timeout = timeout};
-    double next_report = wio_now() + REPORT_INTERVAL;
+    progress prog;
+    progress_init(&prog, cl.since);
     int rc = encode_blocks(e, b, &cl.reg, &cl.reg_len, &cl.block_len, &cl.nblocks);
     if (rc)
         return rc;
@@ -1114,10 +1145,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
             rc = WAITIO_ERR_TIMEOUT;
             break;
         }
-        if (wio_now() >= next_report) { /* retrying: the master is not there yet */
+        if (progress_due(&prog)) /* retrying: the master is not there yet */
             client_report(&cl, wio_now() - cl.since);
-            next_report = wio_now() + REPORT_INTERVAL;
-        }
         if (!have_master) {
             int waiting = 0;
             if ((rc = master_address(e, &master, &waiting)))
@@ -1137,7 +1166,7 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
         if ((rc = wio_tcp_dial(boot_ctx(e), &master, WIO_ID_BOOT, WIO_ID_BOOT, 0, &client_handler, &cl,
                                &cl, &cl.conn)))
             break;
-        rc = wait_reporting(e, client_outcome, &cl, deadline, cl.since, client_report);
+        rc = wait_reporting(e, client_outcome, &cl, deadline, &prog, client_report);
         if (rc == WAITIO_ERR_TIMEOUT)
             break;
         if (rc)
@@ -1164,6 +1193,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     } else if (!rc && cl.outcome == 2) {
         rc = wio_fail(cl.error_code, "%s", cl.text);
     } else if (!rc && cl.outcome == 1) {
+        wio_debug("rendezvous: the address table (%zu bytes) from the master at %s after %.3f s",
+                  cl.table_len, where, wio_now() - cl.since);
         *table = cl.table;
         *table_len = cl.table_len;
         cl.table = NULL;
@@ -1353,6 +1384,8 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
     int nacks = 0, max_acks = 0;
     dir_ack *acks = NULL;
     double pause = DIR_POLL_MIN;
+    progress prog;
+    progress_init(&prog, deadline - timeout);
     while (!rc && !master_done(&m)) {
         if (wio_now() >= deadline) {
             char missing[2048], text[WIO_ERROR_TEXT_MAX];
@@ -1361,6 +1394,12 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
             (void)dir_publish(d, "error", epoch, text, strlen(text));
             rc = wio_fail(WAITIO_ERR_TIMEOUT, "%s", text);
             break;
+        }
+        if (progress_due(&prog)) {
+            char missing[1024];
+            master_describe_missing(&m, missing, sizeof missing);
+            wio_notice("start-up directory master: waiting for %s; %.0f s of %g s", missing,
+                       wio_now() - prog.since, timeout);
         }
         int before = m.r.complete;
         if (nacks + 64 > max_acks) { /* room for what may arrive in one scan */
@@ -1479,9 +1518,16 @@ static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeou
     uint8_t registered[DIR_EPOCH_LEN] = {0}, epoch[DIR_EPOCH_LEN];
     int have_registered = 0;
     double pause = DIR_POLL_MIN;
+    progress prog;
+    progress_init(&prog, deadline - timeout);
     for (;;) {
         uint8_t *body = NULL;
         size_t len = 0;
+        if (progress_due(&prog))
+            wio_notice("start-up directory %s: %s; %.0f s of %g s", d->dir,
+                       have_registered ? "registered, the master waits for the other PBs"
+                                       : "waiting for PB 0 rank 0 (the master) to start",
+                       wio_now() - prog.since, timeout);
         if (wio_now() >= deadline) {
             rc = wio_fail(WAITIO_ERR_TIMEOUT, "start-up timed out after %g s: %s in %s", timeout,
                           have_registered ? "registered, the master still waits for other PBs"
@@ -1746,7 +1792,7 @@ static int hexval(int c)
 static int test_ext_hook(wio_engine *e)
 {
     static uint8_t bytes[WIO_PROC_EXT_MAX];
-    const char *v = getenv(TEST_EXT_VAR);
+    const char *v = wio_env(TEST_EXT_VAR);
     if (!v || e->self.ext_len)
         return 0;
     size_t count = 1;
@@ -1776,7 +1822,7 @@ static int test_ext_hook(wio_engine *e)
  * in process order. */
 static void test_ext_report(const wio_engine *e)
 {
-    if (!getenv(TEST_EXT_VAR))
+    if (!wio_env(TEST_EXT_VAR))
         return;
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);

@@ -8,11 +8,13 @@
  * decision whether a process is in that mode, and the start-up notice of an instance that was
  * probably not meant to have a single PB.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_BOOT /* this file logs as "boot" (WAITIO_LOG=boot=LEVEL) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "boot/boot.h"
 #include "core/engine.h"
+#include "core/settings.h"
 #include "waitio_adapter.h"
 
 /* One process's contribution to the table: pbid, PB rank, PB size, then its address entry's
@@ -26,7 +28,7 @@
 /* WAITIO_PB_RANK/SIZE may be set in a one-job launch, but must agree with MPI. */
 static int check_explicit(const char *name, int mpi_value)
 {
-    const char *v = getenv(name);
+    const char *v = wio_env(name);
     if (!v)
         return 0;
     if (atoi(v) != mpi_value)
@@ -54,7 +56,7 @@ int wio_job_configure(wio_config *c)
 
 int wio_job_key(wio_key *k, double timeout)
 {
-    if (getenv("WAITIO_KEY") || getenv("WAITIO_KEY_FILE"))
+    if (wio_env("WAITIO_KEY") || wio_env("WAITIO_KEY_FILE"))
         return wio_key_load(k); /* variables win: an explicit key is used as given */
     const waitio_adapter_ops *a = wio_adapter();
     memset(k, 0, sizeof *k);
@@ -212,14 +214,12 @@ void wio_job_notice(const wio_config *c)
     if (said || c->npb != 1 || c->npb_explicit || c->local_rank != 0)
         return;
     said = 1;
-    if (wio_log_explicit && wio_log_level_current < WIO_LOG_WARN)
-        return;
-    wio_log_write(WIO_LOG_WARN, "%s: this is a single-PB instance. To couple programs, start them "
-                  "together with waitiorun (waitiorun -- ./a : -- ./b), or in one mpiexec command "
-                  "line with the MPI adapter linked (mpiexec -np 2 ./a : -np 1 ./b), or give each "
-                  "job the instance variables (docs/user-guide.md). Set WAITIO_NPB=1 to run a "
-                  "single PB on purpose (and silence this).",
-                  c->job ? "one MPI application and no instance variables"
-                         : "no instance variables (WAITIO_NPB, WAITIO_PBID, WAITIO_MASTER_HOST, "
-                           "WAITIO_MASTER_PORT, WAITIO_RENDEZVOUS)");
+    wio_notice("%s: this is a single-PB instance. To couple programs, start them "
+               "together with waitiorun (waitiorun -- ./a : -- ./b), or in one mpiexec command "
+               "line with the MPI adapter linked (mpiexec -np 2 ./a : -np 1 ./b), or give each "
+               "job the instance variables (docs/user-guide.md). Set WAITIO_NPB=1 to run a "
+               "single PB on purpose (and silence this).",
+               c->job ? "one MPI application and no instance variables"
+                      : "no instance variables (WAITIO_NPB, WAITIO_PBID, WAITIO_MASTER_HOST, "
+                        "WAITIO_MASTER_PORT, WAITIO_RENDEZVOUS)");
 }

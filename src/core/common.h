@@ -10,16 +10,38 @@
 #include "waitio.h"
 
 /* ---- logging (log.c) ---- */
-enum wio_log_level { WIO_LOG_OFF = 0, WIO_LOG_ERROR, WIO_LOG_WARN, WIO_LOG_INFO, WIO_LOG_DEBUG };
-extern int wio_log_level_current;
+/* Levels by importance: a notice (start-up progress, advice) is shown at every level but off,
+ * and is the default; error, warn, info and debug add more. */
+enum wio_log_level {
+    WIO_LOG_OFF = 0, WIO_LOG_NOTICE, WIO_LOG_ERROR, WIO_LOG_WARN, WIO_LOG_INFO, WIO_LOG_DEBUG
+};
+/* Subsystems, each with its own level (WAITIO_LOG=warn,boot=info). A .c file names its own by
+ * defining WIO_LOG_SUBSYS before its first #include; core otherwise. */
+enum wio_log_subsys {
+    WIO_SUB_CORE = 0, WIO_SUB_BOOT, WIO_SUB_NET, WIO_SUB_TCP, WIO_SUB_SHM, WIO_SUB_FILE,
+    WIO_SUB_UCX, WIO_SUB_RMA, WIO_SUB_SHMEM, WIO_SUB_MPI, WIO_SUB_COLL, WIO_SUB_TRACE,
+    WIO_SUB_COUNT
+};
+#ifndef WIO_LOG_SUBSYS
+#define WIO_LOG_SUBSYS WIO_SUB_CORE
+#endif
+extern signed char wio_log_levels[WIO_SUB_COUNT];
 void wio_log_set_identity(int pbid, int rank);
-/* Reads WAITIO_LOG; WAITIO_ERR_ENV for a value that is not off|error|warn|info|debug. */
+/* Reads WAITIO_LOG; WAITIO_ERR_ENV (message naming the bad entry) for a bad spec. */
 int wio_log_init_from_env(void);
-/* WAITIO_LOG was set (then even the start-up notice follows it). */
+/* 0 when spec is a valid WAITIO_LOG value ("" included), -1 with the reason in why[cap]. */
+int wio_log_spec_check(const char *spec, char *why, size_t cap);
+/* WAITIO_LOG was set to a non-empty value. */
 extern int wio_log_explicit;
-void wio_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Seconds since waitio_init began (what log lines show). */
+double wio_log_elapsed(void);
+void wio_log_write(int subsys, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The level test comes first: a filtered-out line costs one load and compare. */
+#define wio_log_on(level) ((level) <= wio_log_levels[WIO_LOG_SUBSYS])
 #define WIO_LOG(level, ...) \
-    do { if ((level) <= wio_log_level_current) wio_log_write((level), __VA_ARGS__); } while (0)
+    do { if (wio_log_on(level)) wio_log_write(WIO_LOG_SUBSYS, (level), __VA_ARGS__); } while (0)
+#define wio_notice(...) WIO_LOG(WIO_LOG_NOTICE, __VA_ARGS__)
 #define wio_error(...) WIO_LOG(WIO_LOG_ERROR, __VA_ARGS__)
 #define wio_warn(...) WIO_LOG(WIO_LOG_WARN, __VA_ARGS__)
 #define wio_info(...) WIO_LOG(WIO_LOG_INFO, __VA_ARGS__)
@@ -27,8 +49,10 @@ void wio_log_write(int level, const char *fmt, ...) __attribute__((format(printf
 
 /* ---- errors (error.c) ---- */
 /* Records the detailed message of a failure for waitio_error_message(), logs it at error
- * level, and returns err so that callers can write `return wio_fail(ERR, "...")`. */
-int wio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * level (as the calling file's subsystem), and returns err so that callers can write
+ * `return wio_fail(ERR, "...")`. */
+int wio_fail_in(int subsys, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define wio_fail(...) wio_fail_in(WIO_LOG_SUBSYS, __VA_ARGS__)
 /* Records the detail message only (no log): for requests that complete with an error. */
 void wio_set_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

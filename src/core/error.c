@@ -38,13 +38,14 @@ const char *waitio_strerror(int err)
 
 const char *waitio_error_message(void) { return last_message; }
 
-int wio_fail(int err, const char *fmt, ...)
+int wio_fail_in(int subsys, int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_message, sizeof last_message, fmt, ap);
     va_end(ap);
-    wio_error("%s (%s)", last_message, waitio_strerror(err));
+    if (subsys >= 0 && subsys < WIO_SUB_COUNT && WIO_LOG_ERROR <= wio_log_levels[subsys])
+        wio_log_write(subsys, WIO_LOG_ERROR, "%s (%s)", last_message, waitio_strerror(err));
     return err;
 }
 
