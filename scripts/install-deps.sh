@@ -9,7 +9,8 @@
 #   --demo   --build plus what scripts/demo.sh runs: gfortran (the heat example's Code-1), Python 3
 #   --test   --demo plus what scripts/test.sh needs: clang with libFuzzer (tests/fuzz), valgrind,
 #            iproute2 (network namespaces), Python headers, pip and venv (the Python binding's
-#            tests build it), ucx-utils (ucx_perftest: the bench smoke test's ucx rows)
+#            tests build it), ucx-utils (ucx_perftest: the bench smoke test's ucx rows), Slurm
+#            and munge (slurmctld, slurmd, slurm-client, munge: the Slurm jobs test)
 #   --bench  --build plus what bench/compare needs: its plots (Debian's python3-matplotlib) and
 #            the ucx rows' baseline, ucx_perftest (ucx-utils)
 # Package names are looked up in the distribution's archive where they vary between releases
@@ -24,7 +25,7 @@ for arg in "$@"; do
     --demo) build=1 demo=1 ;;
     --test) build=1 demo=1 test=1 ;;
     --bench) build=1 bench=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,6 +57,8 @@ if [ $test = 1 ]; then
   # the system Python, for which the binding is then built too
   /usr/bin/python3 -c 'import mpi4py' >/dev/null 2>&1 || need+=(python3-mpi4py)
   compgen -G '/usr/include/python3*/Python.h' >/dev/null || need+=(python3-dev)
+  # the Slurm test (tests/scripts/slurm_jobs.sh) runs its own slurmctld, slurmd and munged
+  want slurmctld slurmctld; want slurmd slurmd; want srun slurm-client; want munged munge
 fi
 # bench/compare draws its plots with the distribution's matplotlib (/usr/bin/python3)
 if [ $bench = 1 ] && ! have_pkg python3-matplotlib; then need+=(python3-matplotlib); fi

@@ -32,6 +32,8 @@
  *
  * Options: --seed N  --phases ABCDE  --rounds N (phase E)  --max-size BYTES
  *          --init-timeout S  --op-timeout S  --alarm S  --expect-nprocs a,b,...  --quiet
+ *          --world-is-job (MPI builds: MPI_COMM_WORLD is the whole job, as in a Slurm het step
+ *          `srun --mpi=pmi2 A : B`; its rank/size must be the universe's, not the PB's)
  * Exit status: 0 all passed; 1 failure (messages on stderr name pair, size, tag, phase);
  *              2 time limit (--alarm) exceeded.
  */
@@ -68,7 +70,8 @@ static struct {
     int expect_nprocs[64];
     int n_expect_nprocs;
     int quiet;
-} opt = {0, 0, "ABCDE", 3, 8 * MiB, 60, 60.0, 150, {0}, 0, 0};
+    int world_is_job; /* --world-is-job: MPI_COMM_WORLD is the whole job (a Slurm het step) */
+} opt = {0, 0, "ABCDE", 3, 8 * MiB, 60, 60.0, 150, {0}, 0, 0, 0};
 
 static int me, N, npb, mypb, mylocal, mysize;
 static int *rank_pb, *rank_local;  /* universe rank -> (PBID, PB-local rank) */
@@ -662,7 +665,7 @@ static void check_identity(void)
     int wr, ws;
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
     MPI_Comm_size(MPI_COMM_WORLD, &ws);
-    if (wr != mylocal || ws != mysize)
+    if (!opt.world_is_job && (wr != mylocal || ws != mysize))
         TU_ERR("waitio_local_rank/size = %d/%d but MPI_COMM_WORLD rank/size = %d/%d", mylocal,
                mysize, wr, ws);
 #endif
@@ -698,6 +701,11 @@ static void check_identity(void)
     if (me != offset + mylocal)
         TU_FAIL("universe rank is %d, expected %d (PB offset %d + local rank %d)", me,
                 offset + mylocal, offset, mylocal);
+#ifndef TU_NO_MPI
+    if (opt.world_is_job && (wr != me || ws != N))
+        TU_ERR("--world-is-job: MPI_COMM_WORLD rank/size = %d/%d, universe rank/size = %d/%d", wr,
+               ws, me, N);
+#endif
     int wme = -1;
     TU_CHECK(waitio_group_rank(W, &wme));
     if (wme != me)
@@ -722,7 +730,8 @@ static void check_identity(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: " PROG " [--seed N] [--phases ABCDE] [--rounds N] [--max-size BYTES]\n"
-            "       [--init-timeout S] [--op-timeout S] [--alarm S] [--expect-nprocs a,b,...] [--quiet]\n");
+            "       [--init-timeout S] [--op-timeout S] [--alarm S] [--expect-nprocs a,b,...] [--quiet]\n"
+            "       [--world-is-job]\n");
     exit(1);
 }
 
@@ -735,6 +744,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quiet")) { opt.quiet = 1; continue; }
+        if (!strcmp(a, "--world-is-job")) { opt.world_is_job = 1; continue; }
         if (!v)
             usage();
         i++;

@@ -7,7 +7,8 @@
 #   --demo installs the MPIs, compilers and gfortran but no clang/valgrind; --test adds clang's
 #   libFuzzer package for the clang found (libclang-common-15-dev when the archive has no
 #   libclang-rt-15-dev: no Debian-12-only pin), valgrind and iproute2; --bench adds
-#   python3-matplotlib and ucx-utils (ucx_perftest) only; every mode installs libucx-dev (the
+#   python3-matplotlib and ucx-utils (ucx_perftest) only; --test Slurm and munge (slurm_jobs);
+#   every mode installs libucx-dev (the
 #   optional ucx transport), --test ucx-utils too; scripts/demo.sh and scripts/test.sh call it with --demo / --test.
 # timeout: 30
 set -uo pipefail
@@ -53,11 +54,12 @@ hasnt() { ! grep -qx "$2" "$T_DIR/$1.pkgs" || t_fail "install-deps.sh --$1 insta
 
 run_mode demo --demo
 for p in gcc cmake pkg-config libssl-dev libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran python3; do has demo "$p"; done
-for p in valgrind iproute2 python3-matplotlib libclang-common-15-dev; do hasnt demo "$p"; done
+for p in valgrind iproute2 python3-matplotlib libclang-common-15-dev slurmd munge; do hasnt demo "$p"; done
 grep -q 'apt-get update' "$T_DIR/apt.log" || t_fail "no apt-get update before installing"
 
 run_mode test --test
-for p in gcc libmpich-dev gfortran valgrind iproute2 python3-pip libclang-common-15-dev libucx-dev ucx-utils; do has test "$p"; done
+for p in gcc libmpich-dev gfortran valgrind iproute2 python3-pip libclang-common-15-dev libucx-dev ucx-utils \
+  slurmctld slurmd slurm-client munge; do has test "$p"; done
 grep -q 'libclang-rt' "$T_DIR/test.pkgs" && t_fail "--test asked for a libclang-rt package the archive lacks"
 hasnt test python3-matplotlib
 printf '%s\n' libclang-rt-15-dev libclang-common-15-dev >"$T_DIR/archive"
