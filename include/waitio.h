@@ -37,9 +37,9 @@ extern "C" {
 #define WAITIO_API
 #endif
 
-#define WAITIO_VERSION_MAJOR 0
-#define WAITIO_VERSION_MINOR 1
-#define WAITIO_VERSION_PATCH 0
+/* The version macros (WAITIO_VERSION_MAJOR, _MINOR, _PATCH, _STRING) are in <waitio_version.h>,
+ * where the version is written once, installed beside this header; at run time,
+ * waitio_version() gives the library's. */
 
 /* ---- types -------------------------------------------------------------------------- */
 
@@ -176,6 +176,9 @@ WAITIO_API int waitio_group_free(waitio_group_t grp);
 WAITIO_API int waitio_group_member(waitio_group_t grp, int rank, int *pbid, int *local_rank);
 WAITIO_API int waitio_initialized(void);          /* 1 between successful init and finalize */
 WAITIO_API const char *waitio_version(void);
+/* The transports built into this library, comma-separated in the default order of preference
+ * (e.g. "shm,ucx,tcp,file"): what WAITIO_TRANSPORTS may name. */
+WAITIO_API const char *waitio_transports_built(void);
 /* Switches to the "multiple" thread level: from now on any number of threads may call WaitIO
  * at the same time (every entry point takes one process-wide lock; a blocking wait gives it away
  * between its progress rounds, so a thread waiting for another process never keeps this

@@ -33,12 +33,12 @@ import operator
 import os
 import struct
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 from . import _core, _objects, futures as _futures
 from ._core import (AMO_ADD, AMO_AND, AMO_CSWAP, AMO_FETCH, AMO_MAX, AMO_MIN, AMO_OR, AMO_SET, AMO_SWAP, AMO_XOR,
-                    ANY_SOURCE, ANY_TAG, BAND, BOR, BXOR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
-                    CMP_NE, LAND, LOR, LXOR, MAX, MIN, PROD, SIGNAL_ADD, SIGNAL_SET, SUM, Error,
+                    ANY_SOURCE, ANY_TAG, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
+                    CMP_NE, SIGNAL_ADD, SIGNAL_SET, Error,
                     Request, get_nprocs, initialized, local_rank, local_size, pb_rank, pb_size)
 from ._objects import allow_pickle, pickle_allowed
 from .futures import Future, make_future, when_all
@@ -46,7 +46,7 @@ from .futures import Future, make_future, when_all
 __all__ = [
     "Error", "Comm", "Request", "init", "finalize", "initialized", "session", "universe",
     "pbheads", "create_group", "waitall", "pb_rank", "pb_size", "local_rank", "local_size",
-    "get_nprocs", "allow_pickle", "pickle_allowed", "ANY_SOURCE", "ANY_TAG", "SUM", "PROD", "MAX",
+    "get_nprocs", "allow_pickle", "pickle_allowed", "ANY_SOURCE", "ANY_TAG", "Op", "SUM", "PROD", "MAX",
     "MIN", "LAND", "LOR", "LXOR",
     "BAND", "BOR", "BXOR", "__version__",
     "Window", "rma_world", "quiet", "fence", "progress", "rpc_register", "AMO_FETCH", "AMO_SET",
@@ -66,10 +66,63 @@ setattr(Error, "__str__", lambda self: f"{self.args[1]} (WaitIO error {self.args
 __version__: str = _core.build_info()["version"]
 
 if TYPE_CHECKING:
-    from typing_extensions import Buffer  # PEP 688: bytes, bytearray, memoryview, NumPy arrays...
+    # PEP 688 buffers (bytes, bytearray, memoryview...) and NumPy arrays, whose stubs declare
+    # the buffer protocol only for Python 3.12 and later (_core.pyi)
+    from ._core import _Buffer as Buffer
+    from typing_extensions import Buffer as _BufferProtocol  # what memoryview() is typed to take
 
 #: (source, tag, nbytes) of a completed receive (or send)
 Status = Tuple[int, int, int]
+
+
+class Op(int):
+    """A reduction operation, usable as mpi4py's ``MPI.SUM`` and the others are: its integer
+    value names it to the buffer collectives (:meth:`Comm.Reduce`, :meth:`Comm.Allreduce`,
+    :meth:`Comm.reduce_async`, the C library's ``WAITIO_SUM`` ...), and calling it combines
+    two Python objects, which is how the object collectives (:meth:`Comm.reduce`,
+    :meth:`Comm.allreduce`) apply it: ``comm.reduce(x, op=waitio.SUM)``."""
+
+    __slots__ = ()  # an int's layout: the name and the function are kept by value (_OP_DEFS)
+
+    def __new__(cls, value: int, name: str, fn: Callable[[Any, Any], Any]) -> "Op":
+        _OP_DEFS[value] = (name, fn)
+        return super().__new__(cls, value)
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        """``a`` combined with ``b`` (mpi4py's semantics for Python objects)."""
+        return _OP_DEFS[int(self)][1](a, b)
+
+    def __repr__(self) -> str:
+        return f"waitio.{_OP_DEFS[int(self)][0]}"
+
+    def __reduce__(self) -> str:
+        return _OP_DEFS[int(self)][0]  # pickled as the module's global of that name: waitio.SUM itself
+
+
+_OP_DEFS: Dict[int, Tuple[str, Callable[[Any, Any], Any]]] = {}
+
+
+def _elementwise(numpy_name: str, scalar: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """NumPy arrays element by element (numpy.maximum ...: ``max`` of two arrays is
+    ambiguous), anything else as mpi4py combines objects."""
+    def combine(a: Any, b: Any) -> Any:
+        np = sys.modules.get("numpy")
+        if np is not None and (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
+            return getattr(np, numpy_name)(a, b)
+        return scalar(a, b)
+    return combine
+
+
+SUM = Op(_core.SUM, "SUM", operator.add)
+PROD = Op(_core.PROD, "PROD", operator.mul)
+MAX = Op(_core.MAX, "MAX", _elementwise("maximum", lambda a, b: b if b > a else a))
+MIN = Op(_core.MIN, "MIN", _elementwise("minimum", lambda a, b: b if b < a else a))
+LAND = Op(_core.LAND, "LAND", _elementwise("logical_and", lambda a, b: a and b))
+LOR = Op(_core.LOR, "LOR", _elementwise("logical_or", lambda a, b: a or b))
+LXOR = Op(_core.LXOR, "LXOR", _elementwise("logical_xor", lambda a, b: (a or b) and not (a and b)))
+BAND = Op(_core.BAND, "BAND", operator.and_)
+BOR = Op(_core.BOR, "BOR", operator.or_)
+BXOR = Op(_core.BXOR, "BXOR", operator.xor)
 
 _finalize_registered = False
 
@@ -461,7 +514,9 @@ class Comm:
         """Expose the writable ``buf`` as this process's object ``name`` of the group: any
         member reads and writes it through :meth:`lookup_object`. ``buf`` stays exported until
         :meth:`unregister_object` (called on this same Comm)."""
-        view = memoryview(buf)  # pins buf's memory while the object exists
+        # pins buf's memory while the object exists (NumPy arrays are buffers at run time,
+        # whatever NumPy's stubs declare before Python 3.12)
+        view = memoryview(cast("_BufferProtocol", buf))
         _core.dobj_register(self._g, name, view)
         _objects_held[(id(self._g), name)] = view
 
@@ -487,7 +542,7 @@ class Comm:
 
 
 _OBJ_TAG = (1 << 62) + 7  # tag of the pickled collectives' messages
-_REDUCE_OPS = {SUM: AMO_ADD, MIN: AMO_MIN, MAX: AMO_MAX, BAND: AMO_AND, BOR: AMO_OR,
+_REDUCE_OPS: Dict[int, int] = {SUM: AMO_ADD, MIN: AMO_MIN, MAX: AMO_MAX, BAND: AMO_AND, BOR: AMO_OR,
                BXOR: AMO_XOR}
 _objects_held: "dict[Tuple[int, str], memoryview]" = {}
 

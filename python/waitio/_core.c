@@ -930,10 +930,12 @@ static PyObject *m_waitall(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The transports compiled into this extension (the library's table, in its order of preference),
+ * comma-separated: what python -m waitio.info reports. */
 static PyObject *m_info(PyObject *mod, PyObject *noargs)
 {
     (void)mod; (void)noargs;
-    return Py_BuildValue("{s:s,s:s}", "version", waitio_version(), "transports", "shm,tcp");
+    return Py_BuildValue("{s:s,s:s}", "version", waitio_version(), "transports", waitio_transports_built());
 }
 
 /* ---- the opcode check of a peer's pickle (_objects.py decodes object messages) ----

@@ -7,7 +7,15 @@
  * The file (docs/tracing.md): a 4 KiB header, then 48-byte records. The header's record count
  * is stored after each record, so a reader of a killed process's file sees exactly the records
  * that were complete.
+ *
+ * The file grows as events come, not all at once: the mapping covers WAITIO_TRACE_SIZE (address
+ * space only), the file behind it starts at TRACE_FIRST bytes and doubles, by at most TRACE_STEP
+ * at a time, whenever its records are used up (trace_grow: blocks allocated and pages faulted in
+ * then, once per chunk, so that a record still costs no fault or allocation; nothing waits for
+ * another process). Finalize cuts the file to its records. A full disk, or the size reached,
+ * drops further events and counts them; what was recorded stays readable.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_TRACE /* this file logs as "trace" (WAITIO_LOG=trace=LEVEL) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/engine.h"
+#include "core/settings.h"
 #include "core/trace.h"
 
 #define TRACE_MAGIC 0x31304352544f4957ull /* "WIOTRC01" */
@@ -25,6 +34,8 @@
 #define TRACE_HDR 4096u
 #define TRACE_REC 48u
 #define TRACE_MAX_PBS 900u      /* the header lists every PB's process count */
+#define TRACE_FIRST (16u << 10) /* the file's first length: header and 256 records */
+#define TRACE_STEP (1u << 20)   /* the most it grows by at once (21845 records) */
 #define SYNC_PINGS 16           /* exchanges per measurement; the one with the shortest round trip counts */
 #define GID_TRACE_SYNC 0x7ffffff3u
 #define TAG_SYNC_START 1
@@ -45,9 +56,33 @@ int wio_trace_on;
 
 static struct {
     uint8_t *map;
-    size_t map_len;
-    uint64_t capacity, count, dropped;
-} tr;
+    size_t map_len;   /* the mapping: header and `capacity` records (WAITIO_TRACE_SIZE) */
+    size_t file_len;  /* the file's length so far: records below `backed` may be written */
+    int fd;           /* kept to grow the file; -1 once it cannot grow */
+    uint64_t capacity, backed, count, dropped;
+} tr = {.fd = -1};
+
+/* The file extended by its next chunk (see the top of this file); -1 when it cannot grow: the
+ * size reached, or the disk full (then it never tries again). */
+static int trace_grow(void)
+{
+    if (tr.fd < 0 || tr.file_len >= tr.map_len)
+        return -1;
+    size_t step = tr.file_len < TRACE_STEP ? tr.file_len : TRACE_STEP;
+    size_t len = tr.map_len - tr.file_len < step ? tr.map_len : tr.file_len + step;
+    if (posix_fallocate(tr.fd, (off_t)tr.file_len, (off_t)(len - tr.file_len)) != 0) {
+        close(tr.fd);
+        tr.fd = -1;
+        return -1;
+    }
+#ifdef MADV_POPULATE_WRITE
+    /* best effort: without it (kernels before 5.14) the chunk's pages fault on first use */
+    (void)madvise(tr.map + tr.file_len, len - tr.file_len, MADV_POPULATE_WRITE);
+#endif
+    tr.file_len = len;
+    tr.backed = (len - TRACE_HDR) / TRACE_REC;
+    return 0;
+}
 
 uint64_t wio_trace_now(void)
 {
@@ -59,7 +94,7 @@ uint64_t wio_trace_now(void)
 uint8_t *wio_trace_event(unsigned kind, unsigned flags, uint32_t peer, uint32_t gid, uint64_t tag,
                          uint64_t bytes, uint64_t msg, uint32_t aux, int err)
 {
-    if (tr.count >= tr.capacity) {
+    if (tr.count >= tr.backed && trace_grow() != 0) {
         __atomic_store_n((uint64_t *)(void *)(tr.map + H_DROPPED), ++tr.dropped, __ATOMIC_RELAXED);
         return NULL;
     }
@@ -87,7 +122,7 @@ uint8_t *wio_trace_event(unsigned kind, unsigned flags, uint32_t peer, uint32_t 
 static size_t trace_capacity(void)
 {
     size_t bytes = 16u << 20;
-    const char *v = getenv("WAITIO_TRACE_SIZE");
+    const char *v = wio_env("WAITIO_TRACE_SIZE");
     if (v && *v && (wio_parse_size(v, &bytes) != 0 || bytes < TRACE_HDR + TRACE_REC)) {
         wio_warn("WAITIO_TRACE_SIZE='%s' is not a size of at least %u bytes; using 16M", v,
                  TRACE_HDR + TRACE_REC);
@@ -143,23 +178,28 @@ static int trace_open_file(wio_engine *e)
     }
     tr.capacity = trace_capacity();
     tr.map_len = TRACE_HDR + (size_t)tr.capacity * TRACE_REC;
-    /* blocks and pages up front: no page fault or block allocation inside a traced operation
-     * (measured: 40% off the cost of an event), and a full disk fails here */
-    rc = ftruncate(fd, (off_t)tr.map_len) == 0 ? posix_fallocate(fd, 0, (off_t)tr.map_len) : errno;
-    int flags = MAP_SHARED;
-#ifdef MAP_POPULATE
-    flags |= MAP_POPULATE;
-#endif
-    void *map = rc ? MAP_FAILED : mmap(NULL, tr.map_len, PROT_READ | PROT_WRITE, flags, fd, 0);
+    tr.file_len = tr.map_len < TRACE_FIRST ? tr.map_len : TRACE_FIRST;
+    /* the first chunk's blocks and pages up front: no page fault or block allocation inside a
+     * traced operation (measured: 40% off the cost of an event), and a full disk fails here.
+     * The mapping spans the whole size; only the part the file backs is ever touched. */
+    rc = posix_fallocate(fd, 0, (off_t)tr.file_len);
+    void *map = rc ? MAP_FAILED : mmap(NULL, tr.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (!rc && map == MAP_FAILED)
         rc = errno;
-    close(fd);
-    if (rc)
+#ifdef MADV_POPULATE_WRITE
+    if (!rc)
+        (void)madvise(map, tr.file_len, MADV_POPULATE_WRITE); /* best effort, as in trace_grow */
+#endif
+    if (rc) {
+        close(fd);
         unlinkat(dfd, name, 0);
+    }
     close(dfd);
     if (rc)
         return wio_fail(WAITIO_ERR_SYS, "WAITIO_TRACE: cannot map %s: %s", path, strerror(rc));
     tr.map = map;
+    tr.fd = fd;
+    tr.backed = (tr.file_len - TRACE_HDR) / TRACE_REC;
     tr.count = tr.dropped = 0;
     uint8_t *h = tr.map;
     wio_put_le64(h + H_MAGIC, TRACE_MAGIC);
@@ -325,11 +365,9 @@ static void sync_clocks(wio_engine *e, uint64_t tag, double wait, int slot)
 
 void wio_trace_start(wio_engine *e)
 {
-    /* asked for and refused: said even with logging off by default (like the start-up notice,
-     * it follows WAITIO_LOG only when that is set) */
-    if (e->cfg.trace_dir[0] && trace_open_file(e) != 0 &&
-        (!wio_log_explicit || wio_log_level_current >= WIO_LOG_WARN))
-        wio_log_write(WIO_LOG_WARN, "%s; not tracing", waitio_error_message());
+    /* asked for and refused: a notice, shown by default (off only with WAITIO_LOG=off) */
+    if (e->cfg.trace_dir[0] && trace_open_file(e) != 0)
+        wio_notice("%s; not tracing", waitio_error_message());
     /* every process takes part whether it traces or not: the master serves who does */
     if (e->my_id == 0 || e->cfg.trace_dir[0])
         sync_clocks(e, TAG_SYNC_START, 30, 0);
@@ -367,10 +405,19 @@ void wio_trace_finish(wio_engine *e)
     if (!tr.map)
         return;
     if (tr.dropped)
-        wio_warn("trace: %llu events dropped (the file holds %llu; raise WAITIO_TRACE_SIZE)",
-                 (unsigned long long)tr.dropped, (unsigned long long)tr.capacity);
+        wio_warn("trace: %llu events dropped (%s after %llu; raise WAITIO_TRACE_SIZE or free disk space)",
+                 (unsigned long long)tr.dropped, tr.count >= tr.capacity ? "the file was full" :
+                 "the disk was full", (unsigned long long)tr.count);
     wio_put_le64(tr.map + H_FINISHED, 1);
-    msync(tr.map, tr.map_len, MS_ASYNC);
+    msync(tr.map, tr.file_len, MS_ASYNC);
     munmap(tr.map, tr.map_len);
     tr.map = NULL;
+    if (tr.fd >= 0) {
+        /* the unused rest of the last chunk given back; failing to is harmless (it reads as
+         * records beyond the count) */
+        if (ftruncate(tr.fd, (off_t)(TRACE_HDR + tr.count * TRACE_REC)) != 0)
+            wio_debug("trace: cannot shorten the file to its records: %s", strerror(errno));
+        close(tr.fd);
+        tr.fd = -1;
+    }
 }

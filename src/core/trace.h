@@ -1,12 +1,14 @@
 /*
  * trace.h — what a run did, seen from each process: WAITIO_TRACE=<dir> records every WaitIO
  * event of this process (sends, receives, waits, collectives, one-sided operations, connections,
- * errors) into a file of fixed size in that directory, with the clock offset to the master
- * measured at start-up and at finalize, for tools/waitio-trace to merge into one timeline;
+ * errors) into a file in that directory that grows with them up to WAITIO_TRACE_SIZE, with the
+ * clock offset to the master measured at start-up and at finalize, for tools/waitio-trace to
+ * merge into one timeline;
  * WAITIO_STATS=1 prints per-peer counters at finalize. docs/tracing.md describes the file.
  *
  * Off, an event costs one load and a predictable branch (WIO_TRACE). On, it costs a clock read
- * and a 48-byte store into a mapped file; a full file drops events and counts them.
+ * and a 48-byte store into a mapped file (once per chunk of the file, its growth: trace.c); a
+ * full file or disk drops events and counts them.
  */
 #ifndef WIO_TRACE_H
 #define WIO_TRACE_H

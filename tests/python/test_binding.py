@@ -126,8 +126,28 @@ def test_python_pb_killed_mid_transfer():
 
 
 def test_module_info_runs():
+    import waitio
     r = subprocess.run([sys.executable, "-m", "waitio.info"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0 and "WaitIO" in r.stdout, r
+    # the library's own transports (its table), not a fixed string: file included
+    line = next(x for x in r.stdout.splitlines() if x.startswith("transports: "))
+    names = [t.split(" (")[0] for t in line[len("transports: "):].split(", ")]
+    assert names == waitio._core.build_info()["transports"].split(",") and "file" in names, line
+
+
+def test_operations_as_mpi4py():
+    """waitio.SUM and the others: ints to the buffer collectives, functions of two objects (as
+    mpi4py's MPI.SUM) to reduce/allreduce, NumPy arrays element by element."""
+    import pickle
+    import numpy as np
+    import waitio
+    assert waitio.SUM == waitio._core.SUM and isinstance(waitio.SUM, int) and repr(waitio.MAX) == "waitio.MAX"
+    assert (waitio.SUM(2, 3), waitio.PROD(2, 3), waitio.MAX(2, 3), waitio.MIN(2, 3)) == (5, 6, 3, 2)
+    assert (waitio.BAND(6, 3), waitio.BOR(6, 3), waitio.BXOR(6, 3)) == (2, 7, 5)
+    assert (waitio.LAND(1, 0), waitio.LOR(0, 2), waitio.LXOR(1, 1), waitio.LXOR(0, 1)) == (0, 2, False, 1)
+    assert waitio.SUM("a", "b") == "ab"
+    assert np.array_equal(waitio.MAX(np.array([1, 5]), np.array([4, 2])), [4, 5])
+    assert pickle.loads(pickle.dumps(waitio.MIN)) is waitio.MIN
 
 
 def test_single_process_instance_and_errors():

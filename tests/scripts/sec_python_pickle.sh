@@ -29,7 +29,7 @@ python3 -c "import numpy" 2>/dev/null || python3 -m pip install -q numpy >/dev/n
 site=${WAITIO_TEST_PYTHON_SITE:-}
 if [ -z "$site" ]; then
   mkdir "$T_DIR/src"
-  (cd "$WAITIO_SOURCE_DIR" && cp -r setup.py pyproject.toml MANIFEST.in README.md LICENSE include src python "$T_DIR/src/") ||
+  (cd "$WAITIO_SOURCE_DIR" && cp -r setup.py pyproject.toml MANIFEST.in README.md LICENSE include src python tools "$T_DIR/src/") ||
     t_fail "cannot copy the sources"
   t_start install 240 python3 -m pip install -q --no-deps --target "$T_DIR/site" "$T_DIR/src"
   t_wait install || { t_show install; t_fail "pip install of the binding failed"; }
