@@ -31,7 +31,19 @@
 #include <shmem.h>
 #ifdef RMA_BENCH_WAITIO
 #include "waitio_rma.h"
+#include "waitio_version.h"
+#define RMA_BENCH_VERSION "waitio-rma-bench (WaitIO) " WAITIO_VERSION_STRING
+#else
+#define RMA_BENCH_VERSION "rma_bench (oshcc twin)"
 #endif
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rma_bench [--ops LIST] [--scale F] [--repeat K] [--multiple]\n"
+               "  OpenSHMEM one-sided probe (docs/benchmarks.md): run as PEs of one job, e.g.\n"
+               "      waitio-oshrun -np 2 waitio-rma-bench --ops get8,pp8\n"
+               "  -h, --help: this text; --version: the version\n");
+}
 
 #define BATCHES 7
 #define MIB (1u << 20)
@@ -137,8 +149,14 @@ int main(int argc, char **argv)
             repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--multiple"))
             multiple = 1;
-        else {
-            fprintf(stderr, "usage: rma_bench [--ops LIST] [--scale F] [--repeat K] [--multiple]\n");
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("%s\n", RMA_BENCH_VERSION);
+            return 0;
+        } else {
+            usage(stderr);
             return 2;
         }
     }

@@ -46,6 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "waitio.h"
+#include "waitio_version.h"
 
 #define BENCH_PROGRAM "waitio-bench"
 #define BENCH_TEXT_FOOTER "# data verified on the first and the last exchange of every size"
@@ -601,7 +602,8 @@ static void usage(FILE *f)
         "  --block            raw-*: the receiver blocks in recv() instead of polling\n"
         "  --chunk B          raw-*: the sender sends at most B bytes per send() call\n"
         "  --csv              CSV: benchmark,bytes,iterations,pairs,half_rtt_us,max_half_rtt_us,mb_per_s\n"
-        "                     (streaming rows leave the two latency columns empty)\n");
+        "                     (streaming rows leave the two latency columns empty)\n"
+        "  -h, --help         this text; --version: the version (alone)\n");
 }
 
 static int parse_options(opts *o, int argc, char **argv)
@@ -645,6 +647,10 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("waitio-bench (WaitIO) %s\n", WAITIO_VERSION_STRING);
+        return 0;
     }
     int is_raw, kind;
     if (parse_benchmark(argv[1], &is_raw, &kind)) {

@@ -19,7 +19,8 @@ cd "$root"
 bash scripts/install-deps.sh --demo
 build=${WAITIO_BUILD:-build}
 echo "== building WaitIO ($build)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# the examples run programs of both Debian MPIs: their two adapters
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DWAITIO_MPI_COMPILERS=mpicc.openmpi;mpicc.mpich" >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 echo
 echo "== 1. three coupled programs, three builds, two MPI implementations"
@@ -32,11 +33,12 @@ echo "== 2b. the same run traced (WAITIO_TRACE), merged by waitio-trace into one
 trace=$build/examples/demo/trace
 rm -rf "$trace"
 WAITIO_TRACE=$trace bash examples/demo/run.sh "$build" --timeout 120 >/dev/null
-plot=()
-if python3 -c "import matplotlib" 2>/dev/null || /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
-  plot=(--plot)
-fi
-python3 tools/waitio-trace "$trace" "${plot[@]}"
+# waitio-trace runs under the Python that starts it: one with matplotlib draws the plots too
+plot=() py=python3
+for p in python3 /usr/bin/python3; do
+  if "$p" -c "import matplotlib" 2>/dev/null; then plot=(--plot) py=$p; break; fi
+done
+"$py" tools/waitio-trace "$trace" "${plot[@]}"
 echo
 echo "== 3. latency and bandwidth between two PBs over TCP (WaitIO vs raw TCP, same run)"
 bash bench/run-pingpong.sh "$build" -r 3 --sizes 8,1K,64K,1M,8M

@@ -12,8 +12,12 @@ bash scripts/install-deps.sh --test
 build=${WAITIO_BUILD:-build}
 jobs=$(nproc)
 
+# Development and CI settings, which a user's build does not get by default: warnings are errors,
+# and the adapters of both Debian MPIs the suite runs (.ompi and .mpich programs) are built.
+dev_opts=(-DWAITIO_WERROR=ON "-DWAITIO_MPI_COMPILERS=mpicc.openmpi;mpicc.mpich")
+
 echo "== build ($build)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${dev_opts[@]}" >/dev/null
 cmake --build "$build" -j"$jobs"
 echo "== tests"
 # Open MPI's top session directory is removed by the last job to end while a concurrent one may
@@ -28,7 +32,7 @@ mkdir -p "${TMPDIR:-/tmp}/ompi.$(uname -n | cut -d. -f1).$(id -u)/waitio-keep"
 [ $quick -eq 1 ] && exit 0
 san=${build}-sanitize
 echo "== build with ASan + UBSan ($san)"
-cmake -S . -B "$san" -DCMAKE_BUILD_TYPE=Debug -DWAITIO_SANITIZE=ON >/dev/null
+cmake -S . -B "$san" -DCMAKE_BUILD_TYPE=Debug -DWAITIO_SANITIZE=ON "${dev_opts[@]}" >/dev/null
 cmake --build "$san" -j"$jobs"
 echo "== tests under ASan + UBSan"
 cd "$san"
@@ -36,8 +40,9 @@ cd "$san"
 # exit in ways that are theirs, not ours).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure --timeout 300 -j"$jobs" -R "^unit\.|^mp\.core_" "$@"
-# Left to the normal pass: packaging checks (the Python sdist, the dependency installer), which
-# build nothing of ours under the sanitizers, and the CPU-time and speed probes (idle waiting,
+# Left to the normal pass: packaging checks (the Python sdist, the dependency installer, the build
+# conventions: a user's configure, --help/--version, man pages), which build nothing of ours under
+# the sanitizers (the launchers' option parsing runs under them in the launcher tests), and the CPU-time and speed probes (idle waiting,
 # the benchmarks' smoke run), whose code paths the other tests run under the sanitizers too;
 # and the Python pickle and futures tests, whose PBs are all Python processes with a binding
 # setup.py builds without the sanitizers: nothing of the sanitizer build runs in them but
@@ -47,4 +52,4 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # the 30 minutes CI allows on 2 cores.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure --timeout 300 -j"$jobs" \
-  -E "^unit\.|^mp\.core_|^mp\.mp_.*\.(tcp|file|ucx|ucx_shm)$|fuzz_smoke|python_sdist|install_deps|mp_idle_wait|bench_smoke|sec_python_pickle|python_futures" "$@"
+  -E "^unit\.|^mp\.core_|^mp\.mp_.*\.(tcp|file|ucx|ucx_shm)$|fuzz_smoke|python_sdist|packaging_conventions|install_deps|mp_idle_wait|bench_smoke|sec_python_pickle|python_futures" "$@"

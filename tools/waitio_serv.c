@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef WAITIO_VERSION_STRING
-#define WAITIO_VERSION_STRING "unknown"
-#endif
+#include "waitio_version.h" /* generated from the project's VERSION */
+#include "core/settings.h"  /* wio_env: WAITIO_* variables are read through the registry */
 
 #define EXIT_USAGE 2
 #define DEFAULT_WAIT_SECONDS 600.0
 #define POLL_NS (100 * 1000 * 1000)
-#define REPORT_SECONDS 5.0
+#define REPORT_FIRST_SECONDS 5.0 /* waiting notices: the first one */
+#define REPORT_EVERY_SECONDS 10.0 /* then one at every multiple of this */
 #define MAX_PATH 4096
 #define MAX_HOST 1024
 
@@ -55,8 +56,12 @@ static void usage(FILE *f)
             "              not set WAITIO_MASTER_PORT)\n"
             "  -x          removes the published file, so the next run cannot see a stale host\n"
             "\n"
+            "Long names: --publish (-d), --master HOST (-m), --lookup (-c), --timeout SECS (-t),\n"
+            "--port (-P), --remove (-x); -h, --help: this text; --version: the version.\n"
+            "\n"
             "The file is $WAITIO_SERV_FILE, else $WAITIO_RENDEZVOUS.host, else\n"
-            "~/.waitio/master_host: it must be on a file system every job shares.\n");
+            "~/.waitio/master_host: it must be on a file system every job shares.\n"
+            "Exit status: 0 done, 1 failed (or -c timed out), 2 usage error.\n");
 }
 
 /* ---------------------------------------------------------------- location */
@@ -64,10 +69,10 @@ static void usage(FILE *f)
 /* The published file's path; with create_dir, ~/.waitio is created (mode 0700) when used. */
 static bool location(char *buf, size_t cap, bool create_dir)
 {
-    const char *v = getenv("WAITIO_SERV_FILE");
+    const char *v = wio_env("WAITIO_SERV_FILE");
     if (v && *v)
         return snprintf(buf, cap, "%s", v) < (int)cap;
-    v = getenv("WAITIO_RENDEZVOUS");
+    v = wio_env("WAITIO_RENDEZVOUS");
     if (v && *v)
         return snprintf(buf, cap, "%s.host", v) < (int)cap;
     const char *home = getenv("HOME");
@@ -116,7 +121,7 @@ static int publish(const char *path, const char *host)
         fprintf(stderr, "waitio-serv: path too long: %s\n", path);
         return 1;
     }
-    const char *port = getenv("WAITIO_MASTER_PORT");
+    const char *port = wio_env("WAITIO_MASTER_PORT");
     if (port && *port && strspn(port, "0123456789") == strlen(port))
         snprintf(content, sizeof content, "%s\n%s\n", host, port);
     else
@@ -165,27 +170,30 @@ static bool read_published(const char *path, char *host, size_t host_cap, char *
     return got && host[0];
 }
 
-/* WAITIO_LOG=info or debug: say every few seconds what -c waits for (on stderr: job scripts
- * capture stdout with backquotes). */
-static bool log_info(void)
+/* Say what -c waits for as the library's start-up does (a notice, shown by default: after 5 s
+ * of waiting, then at every 10 s), unless WAITIO_LOG=off; on stderr: job scripts capture stdout
+ * with backquotes. */
+static bool log_notices(void)
 {
-    const char *v = getenv("WAITIO_LOG");
-    return v && (!strcasecmp(v, "info") || !strcasecmp(v, "debug"));
+    const char *v = wio_env("WAITIO_LOG");
+    return !(v && !strcasecmp(v, "off"));
 }
 
 static int wait_and_print(const char *path, const request_t *r)
 {
     char host[MAX_HOST + 2], port[32];
     struct timespec pause = {0, POLL_NS};
-    double start = now(), deadline = start + r->timeout, next_report = start + REPORT_SECONDS;
-    bool verbose = log_info();
+    double start = now(), deadline = start + r->timeout, next_report = start + REPORT_FIRST_SECONDS;
+    bool verbose = log_notices();
     for (;;) {
         if (read_published(path, host, sizeof host, port, sizeof port))
             break;
         if (verbose && now() >= next_report) {
-            fprintf(stderr, "waitio-serv: INFO: waiting for PB 0's job to publish the master host "
-                    "in %s ('waitio-serv -d -m HOST'); %.0f of %g s\n", path, now() - start, r->timeout);
-            next_report += REPORT_SECONDS;
+            fprintf(stderr, "waitio-serv: NOTICE: waiting for PB 0's job to publish the master host "
+                    "in %s ('waitio-serv -d -m HOST'); %.0f s of %g s\n", path, now() - start,
+                    r->timeout);
+            int done = (int)((now() - start) / REPORT_EVERY_SECONDS);
+            next_report = start + REPORT_EVERY_SECONDS * (done + 1);
         }
         if (now() >= deadline) {
             fprintf(stderr,
@@ -243,34 +251,59 @@ static bool parse_seconds(const char *text, double *out)
     return true;
 }
 
+/* Options, parsed with getopt_long: the original's one-letter options, a long name for each. */
+enum { OPT_VERSION = 256 };
+static const struct option long_options[] = {
+    {"publish", no_argument, NULL, 'd'},    {"lookup", no_argument, NULL, 'c'},
+    {"remove", no_argument, NULL, 'x'},     {"master", required_argument, NULL, 'm'},
+    {"timeout", required_argument, NULL, 't'}, {"port", no_argument, NULL, 'P'},
+    {"help", no_argument, NULL, 'h'},       {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
+
+/* Applies one parsed option; returns -1 to go on, else the exit status to return at once. */
+static int apply_option(int opt, request_t *r)
+{
+    switch (opt) {
+    case 'd':
+    case 'c':
+    case 'x':
+        return set_mode(r, (char)opt) ? -1 : EXIT_USAGE;
+    case 'm':
+        r->host = optarg;
+        return -1;
+    case 't':
+        if (parse_seconds(optarg, &r->timeout))
+            return -1;
+        fprintf(stderr, "waitio-serv: -t needs a number of seconds, got '%s'\n", optarg);
+        return EXIT_USAGE;
+    case 'P':
+        r->want_port = true;
+        return -1;
+    case 'h':
+        usage(stdout);
+        return 0;
+    case OPT_VERSION:
+        printf("waitio-serv (WaitIO) %s\n", WAITIO_VERSION_STRING);
+        return 0;
+    default: /* '?': getopt_long named the unknown option or the missing value */
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+}
+
 /* Returns -1 when parsed, else the exit status to return at once. */
 static int parse_args(int argc, char **argv, request_t *r)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-d") || !strcmp(a, "-c") || !strcmp(a, "-x")) {
-            if (!set_mode(r, a[1]))
-                return EXIT_USAGE;
-        } else if (!strcmp(a, "-m") && i + 1 < argc) {
-            r->host = argv[++i];
-        } else if (!strcmp(a, "-t") && i + 1 < argc) {
-            if (!parse_seconds(argv[++i], &r->timeout)) {
-                fprintf(stderr, "waitio-serv: -t needs a number of seconds, got '%s'\n", argv[i]);
-                return EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "-P")) {
-            r->want_port = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--version")) {
-            printf("waitio-serv (WaitIO) %s\n", WAITIO_VERSION_STRING);
-            return 0;
-        } else {
-            fprintf(stderr, "waitio-serv: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
+    int opt;
+    while ((opt = getopt_long(argc, argv, "dcxm:t:Ph", long_options, NULL)) != -1) {
+        int code = apply_option(opt, r);
+        if (code >= 0)
+            return code;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "waitio-serv: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return EXIT_USAGE;
     }
     if (!r->mode && r->host)
         r->mode = 'd'; /* "-m HOST" alone publishes too */

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -31,9 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef WAITIO_VERSION_STRING
-#define WAITIO_VERSION_STRING "unknown"
-#endif
+#include "waitio_version.h" /* generated from the project's VERSION */
+#include "core/settings.h"  /* wio_env: WAITIO_* variables are read through the registry */
 
 #define MAX_PBS 1024
 #define KEY_BYTES 32
@@ -163,74 +163,77 @@ static bool parse_port(const char *text, int *out)
     return true;
 }
 
-/* If argv[*i] is the option spelled short or long, sets *value to its argument ("-t 5",
- * "--timeout 5" or "--timeout=5") and returns 1; returns -1 when the argument is missing. */
-static int option_value(int argc, char **argv, int *i, const char *short_name,
-                        const char *long_name, const char **value)
+/* Options, parsed with getopt_long; "+" stops at the first non-option, so that the programs'
+ * own options are never taken for ours, and the "--" before the first command ends them (and is
+ * required: a bare word there is a usage error). Long-only options get codes above any char. */
+enum { OPT_VERSION = 256, OPT_GRACE };
+static const struct option long_options[] = {
+    {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, OPT_VERSION},
+    {"quiet", no_argument, NULL, 'q'},        {"timeout", required_argument, NULL, 't'},
+    {"host", required_argument, NULL, 'H'},   {"port", required_argument, NULL, 'p'},
+    {"grace", required_argument, NULL, OPT_GRACE}, {NULL, 0, NULL, 0}};
+
+/* Applies one option with a value; false if the value is not valid for it. */
+static bool apply_option(int opt, const char *v, options_t *o)
 {
-    const char *a = argv[*i];
-    size_t long_len = strlen(long_name);
-    if (!strncmp(a, long_name, long_len) && a[long_len] == '=') {
-        *value = a + long_len + 1;
-        return 1;
+    switch (opt) {
+    case 'q':
+        o->quiet = true;
+        return true;
+    case 't':
+        return parse_seconds(v, &o->timeout);
+    case 'H':
+        o->host = v;
+        return *v != '\0';
+    case 'p':
+        return parse_port(v, &o->port);
+    case OPT_GRACE:
+        return parse_seconds(v, &o->grace);
+    default:
+        return false;
     }
-    if (strcmp(a, long_name) != 0 && (!short_name || strcmp(a, short_name) != 0))
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
 }
 
-/* Parses the options before the first "--"; returns the index of that "--", or -1 after
- * printing an error (exit_code set), or argc with exit_code 0 for --help/--version. */
+/* Parses the options; returns the index of the first PB's command (after the "--", which
+ * getopt_long consumed), or -1 after printing an error (exit_code 2), or argc with exit_code 0
+ * for --help/--version. */
 static int parse_options(int argc, char **argv, options_t *o, int *exit_code)
 {
     *exit_code = EXIT_USAGE;
-    int i = 1;
-    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        const char *a = argv[i], *v = NULL;
-        int got;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int opt;
+    const char *last_value = NULL; /* so that "-H --" is not taken for the end of the options */
+    while ((opt = getopt_long(argc, argv, "+hqt:H:p:", long_options, NULL)) != -1) {
+        if (opt == 'h') {
             usage(stdout);
             *exit_code = 0;
             return argc;
-        } else if (!strcmp(a, "--version")) {
+        }
+        if (opt == OPT_VERSION) {
             printf("waitiorun (WaitIO) %s\n", WAITIO_VERSION_STRING);
             *exit_code = 0;
             return argc;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = true;
-        } else if ((got = option_value(argc, argv, &i, "-t", "--timeout", &v)) != 0) {
-            if (got < 0 || !parse_seconds(v, &o->timeout))
-                goto bad_value;
-        } else if ((got = option_value(argc, argv, &i, "-H", "--host", &v)) != 0) {
-            if (got < 0 || !*v)
-                goto bad_value;
-            o->host = v;
-        } else if ((got = option_value(argc, argv, &i, "-p", "--port", &v)) != 0) {
-            if (got < 0 || !parse_port(v, &o->port))
-                goto bad_value;
-        } else if ((got = option_value(argc, argv, &i, NULL, "--grace", &v)) != 0) {
-            if (got < 0 || !parse_seconds(v, &o->grace))
-                goto bad_value;
-        } else if (a[0] == '-') {
-            error("unknown option '%s' (see waitiorun --help)", a);
-            return -1;
-        } else {
-            error("expected '--' before the first command, got '%s' (see waitiorun --help)", a);
+        }
+        if (opt == '?') { /* getopt_long named the unknown option or the missing value */
+            usage(stderr);
             return -1;
         }
-        continue;
-    bad_value:
-        error("option '%s' needs a valid value (see waitiorun --help)", a);
+        if (!apply_option(opt, optarg, o)) {
+            error("option '%s' needs a valid value, got '%s' (see waitiorun --help)",
+                  argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg);
+            return -1;
+        }
+        last_value = optarg;
+    }
+    bool ended_by_dashes = optind > 1 && !strcmp(argv[optind - 1], "--") && argv[optind - 1] != last_value;
+    if (optind < argc && !ended_by_dashes) {
+        error("expected '--' before the first command, got '%s' (see waitiorun --help)", argv[optind]);
         return -1;
     }
-    if (i >= argc) {
+    if (optind >= argc) {
         error("no command: expected '-- CMD ... [: -- CMD ...]' (see waitiorun --help)");
         return -1;
     }
-    return i;
+    return optind;
 }
 
 /* Splits argv[first..] ("-- CMD... : -- CMD... : ...") into the PB commands, in place: each
@@ -721,7 +724,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char fresh_key[2 * KEY_BYTES + 1];
-    const char *key = getenv("WAITIO_KEY"); /* an instance key given by the user passes through */
+    const char *key = wio_env("WAITIO_KEY"); /* an instance key given by the user passes through */
     if (!key || !*key) {
         if (!make_key(fresh_key)) {
             error("cannot generate a key: %s", strerror(errno));

@@ -4,12 +4,14 @@
  * that several ranks hold is computed once and copied, so all ranks get identical bits.
  * Messages use the group's collective context and a per-group sequence number as tag.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_COLL /* this file logs as "coll" (WAITIO_LOG=coll=LEVEL) */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "coll/coll.h"
 #include "coll/datatype.h"
+#include "core/settings.h"
 #include "core/trace.h"
 
 #define RING_ALLREDUCE_MIN (64u << 10) /* bytes; below it reduce + bcast over the tree */
@@ -26,7 +28,7 @@ int wio_coll_algorithm(void)
     static int alg = -1;
     if (alg >= 0)
         return alg;
-    const char *v = getenv("WAITIO_COLL_ALG");
+    const char *v = wio_setting_str("WAITIO_COLL_ALG", NULL); /* a bad value is said, auto used */
     if (!v || !*v || !strcasecmp(v, "auto"))
         alg = WIO_COLL_AUTO;
     else if (!strcasecmp(v, "linear") || !strcasecmp(v, "2L"))

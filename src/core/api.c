@@ -8,9 +8,11 @@
 #include "boot/boot.h"
 #include "core/api_lock.h"
 #include "core/engine.h"
+#include "core/settings.h"
 #include "core/trace.h"
 #include "rma/rma.h"
 #include "waitio_adapter.h"
+#include "waitio_version.h"
 
 #define DEFAULT_INIT_TIMEOUT 60
 
@@ -60,6 +62,8 @@ int waitio_init(int timeout)
     int rc = wio_log_init_from_env();
     if (rc)
         return rc;
+    wio_settings_warn_unknown(); /* a misspelled WAITIO_* name is said once, with the closest */
+    wio_settings_say_ignored();  /* and a bad value that some layer will ignore */
     /* no instance variable: the adapter may find a one-job MPMD launch (boot/boot_job.c) */
     int probe_flags = wio_config_instance_vars_set() ? 0 : WAITIO_PROBE_JOB;
     if ((rc = wio_adapter_probe(probe_flags, timeout > 0 ? timeout : DEFAULT_INIT_TIMEOUT)))
@@ -101,9 +105,7 @@ int waitio_initialized(void) { return wio_engine_current != NULL; }
 
 const char *waitio_version(void)
 {
-#define WIO_STR2(x) #x
-#define WIO_STR(x) WIO_STR2(x)
-    return WIO_STR(WAITIO_VERSION_MAJOR) "." WIO_STR(WAITIO_VERSION_MINOR) "." WIO_STR(WAITIO_VERSION_PATCH);
+    return WAITIO_VERSION_STRING; /* include/waitio_version.h, where the version is written */
 }
 
 int waitio_get_nprocs(int ary[])

@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "common.h"
 #include "frame.h"
+#include "settings.h"
 
 int wio_random_bytes(uint8_t *buf, size_t len)
 {
@@ -131,7 +132,7 @@ static int create_user_key(const char *dir, const char *path)
 int wio_key_load(wio_key *k)
 {
     memset(k, 0, sizeof *k);
-    const char *v = getenv("WAITIO_KEY");
+    const char *v = wio_env("WAITIO_KEY");
     if (v && *v) {
         k->len = strlen(v);
         if (k->len > sizeof k->bytes)
@@ -140,7 +141,7 @@ int wio_key_load(wio_key *k)
         snprintf(k->source, sizeof k->source, "WAITIO_KEY");
         return check_key_length(k, "WAITIO_KEY");
     }
-    v = getenv("WAITIO_KEY_FILE");
+    v = wio_env("WAITIO_KEY_FILE");
     if (v && *v)
         return read_key_file(k, v);
     const char *home = getenv("HOME");

@@ -685,7 +685,8 @@ static int adopt_abandoned(wio_engine *e, wio_peer *p, wio_link *l, const wio_tp
         mark_idle_closed(p);
     }
     if (l->bulk ? l->open : (p->state == WIO_PEER_OPEN || p->state == WIO_PEER_IDLE_CLOSING)) {
-        wio_warn("process %u accepted a connection of ours that lost a simultaneous connect, "
+        /* a connect race of a good run, settled here: information, not a warning */
+        wio_info("process %u accepted a connection of ours that lost a simultaneous connect, "
                  "while ours is %s: refusing it (the peer will see it close)",
                  (unsigned)p->id, peer_state_name(p->state));
         return WIO_TP_REFUSE;
@@ -2055,11 +2056,11 @@ void wio_engine_close(wio_engine *e)
 
 /* Collectives on a group hang or mix messages up when its processes choose different
  * algorithms: say so at start-up (once per PB, from its first process) if the WAITIO_COLL_*
- * settings of another process differ from ours. Shown even with logging off (the default), as
- * the single-PB notice is: a hang later would otherwise come without a word. */
+ * settings of another process differ from ours. A notice, shown by default as the single-PB
+ * notice is: a hang later would otherwise come without a word. */
 static void check_coll_settings(wio_engine *e)
 {
-    if (e->cfg.local_rank != 0 || (wio_log_explicit && wio_log_level_current < WIO_LOG_WARN))
+    if (e->cfg.local_rank != 0 || !wio_log_on(WIO_LOG_NOTICE))
         return;
     uint16_t mine = e->table[e->my_id].coll_sig;
     for (uint32_t i = 0; i < e->nprocs_total; i++) {
@@ -2067,9 +2068,8 @@ static void check_coll_settings(wio_engine *e)
             continue;
         int pb, rank;
         wio_engine_locate(e, i, &pb, &rank);
-        wio_log_write(WIO_LOG_WARN, "the collective settings (WAITIO_COLL_*) of PB %d rank %d differ "
-                      "from this PB's: collectives across PBs may hang; give every PB the same values",
-                      pb, rank);
+        wio_notice("the collective settings (WAITIO_COLL_*) of PB %d rank %d differ from this "
+                   "PB's: collectives across PBs may hang; give every PB the same values", pb, rank);
         return;
     }
 }

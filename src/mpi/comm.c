@@ -18,6 +18,7 @@
  * (bit 62 set, the caller's tag above bit 24) that the parent's collectives, numbered from 0,
  * never reach.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_lock.h"

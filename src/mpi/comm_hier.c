@@ -11,6 +11,7 @@
  * every member then says whether its part's communicator exists, and the path is open only if
  * all do (a flat allreduce on the new communicator), so that all members always choose alike.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "coll/coll.h"

@@ -10,6 +10,7 @@
  * finished through waitio_mpi_wait, which does what each kind needs (unpacking, the collective's
  * last step) and fills its status.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include "core/api_lock.h"
 #include "mpi/mpi_internal.h"
 

@@ -11,6 +11,7 @@
  * reused. Descriptors are reference-counted: an operation in flight keeps its type alive after
  * Type_free, as MPI allows.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,7 @@
  * Three differ, where the original's `_f` signature is not MPI's: finalize, gather and allgather
  * (NAME_f and NAME_f_ the original's; NAME_ MPI's, from WAITIO_FINALIZE_f / WAITIO_MPI_*_f).
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <string.h>
 #include "mpi/mpi_internal.h"
 

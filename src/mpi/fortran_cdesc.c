@@ -19,6 +19,7 @@
 #endif
 
 #ifdef WIO_HAVE_CFI
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <ISO_Fortran_binding.h>
 #include "mpi/mpi_internal.h"
 #include "mpi/dtype.h"

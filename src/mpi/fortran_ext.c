@@ -10,6 +10,7 @@
  * Request arrays are INTEGER req(WAITIO_REQUEST_SIZE, n), copied into aligned C requests and
  * back, since the caller's INTEGER(4) arrays need not be 8-byte aligned.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "mpi/dtype.h" /* wio_fortran_buf: Fortran's WAITIO_MPI_IN_PLACE */

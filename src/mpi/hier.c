@@ -4,12 +4,14 @@
  * MPI and only the PB heads talk over WaitIO. Seed 001 measured this 7-20x faster than
  * collectives over sockets alone. Anything else falls back to the flat algorithms of src/coll.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coll/coll.h"
 #include "coll/datatype.h"
 #include "mpi/mpi_internal.h"
+#include "core/settings.h"
 #include "core/trace.h"
 
 static wio_group *heads;           /* PB heads, created on first hierarchical use */
@@ -61,7 +63,7 @@ static int hier_mode(void)
 {
     if (hier_mode_setting != -2)
         return hier_mode_setting;
-    const char *v = getenv("WAITIO_COLL_HIER");
+    const char *v = wio_setting_str("WAITIO_COLL_HIER", NULL); /* bad: said, auto used */
     if (!v || !*v || !strcmp(v, "auto"))
         hier_mode_setting = WAITIO_COLL_PATH_AUTO;
     else
@@ -87,7 +89,7 @@ static struct hier_range range_of(enum hier_op op)
     if (loaded[op])
         return cached[op];
     struct hier_range r = one_host[op];
-    const char *v = getenv(r.env);
+    const char *v = wio_env(r.env);
     loaded[op] = 1;
     cached[op] = r;
     if (!v || !*v)
@@ -336,7 +338,7 @@ static int pipe_send(wio_engine *e, wio_group *h, uint8_t *buf, size_t bytes, ui
  * transfer is what the PBs' broadcasts hide behind. */
 static int pipeline_wanted(const wio_engine *e)
 {
-    const char *v = getenv("WAITIO_COLL_PIPELINE");
+    const char *v = wio_setting_str("WAITIO_COLL_PIPELINE", NULL); /* bad: said, auto */
     if (v && *v && strcmp(v, "auto"))
         return strcmp(v, "0") != 0;
     return !one_host_instance(e);

@@ -16,6 +16,7 @@
  * (waitio_mpi_wait, _test, _waitall, completion.c) recognise it through wio_mpi_icoll_owns and
  * finish it here. Operations alive are kept on a list, so a stale copy is never taken for one.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_lock.h"

@@ -3,6 +3,7 @@
  * groups, requests and the collectives of src/coll. Counts are elements of a datatype; tags are
  * non-negative ints; statuses are int[WAITIO_STATUS_SIZE].
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +12,7 @@
 #include "coll/coll.h"
 #include "coll/datatype.h"
 #include "core/engine.h"
+#include "core/settings.h"
 #include "mpi/mpi_internal.h"
 #include "mpi/dtype.h"
 
@@ -31,8 +33,8 @@ static int ensure_init(void)
         }
         return 0;
     }
-    const char *v = getenv("WAITIO_INIT_TIMEOUT");
-    int timeout = v && atoi(v) > 0 ? atoi(v) : DEFAULT_TIMEOUT;
+    /* validated by the registry: a bad value is said and the default used */
+    int timeout = (int)wio_setting_num("WAITIO_INIT_TIMEOUT", DEFAULT_TIMEOUT);
     int rc = waitio_init(timeout);
     if (!rc) {
         universe = pbheads = NULL;

@@ -4,6 +4,7 @@
  * isend/irecv/wait (so every datatype those take works here too) and on the core's probe
  * (src/core/probe.c), which leaves the message for the receive that follows.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
  * step combines the lower ranks' operand with the higher ranks' one in that order, so that
  * non-commutative operations get x0 op x1 op ... op x(n-1), as MPI requires of them.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -16,6 +16,7 @@
  * place); a GET's reply frames are written straight from the window; atomics use atomic.c;
  * calls are queued for rpc.c, which runs them after the progress round.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

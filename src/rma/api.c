@@ -6,6 +6,7 @@
  * Atomics take the mapped path, RDMA (UCX's atomics in its "cpu" mode) or frames, never single
  * copy, so that every update of a word is atomic with respect to every other.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>

@@ -7,6 +7,7 @@
  * fetch-op, so they are a compare-and-swap loop on the word's bits (atomic with respect to every
  * other path all the same). Floating-point types take fetch, set, swap, add, min and max.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <stdatomic.h>
 #include <string.h>
 #include "rma/rma.h"

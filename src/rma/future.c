@@ -19,6 +19,7 @@
  * same polling. Distributed objects are a table of named memory in each process, served by an
  * RPC handler of WaitIO's own id range (a second id for objects whose handler runs in-caller).
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_lock.h"

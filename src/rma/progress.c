@@ -19,6 +19,7 @@
  * been away for an interval. The cost while the user is in the library is one uncontended
  * lock per call and a wake-up of the thread per interval.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>

@@ -21,6 +21,7 @@
  * word, a frame served by the target, and UCX in its "cpu" atomic mode (ucx_rma.c) — so one
  * word's updates add up whichever path each one took.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,10 +3,12 @@
  * peers are answered even before this process made a window), its configuration from the
  * environment, the per-peer records, the engine hooks, and its end at finalize.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/settings.h"
 #include "rma/rma.h"
 
 #define DEFAULT_MAX_INFLIGHT 256
@@ -25,7 +27,7 @@ static const wio_engine_ext rma_hooks = {
  * ignored (the layer is created inside waitio_init, which has succeeded by then). */
 static double env_number(const char *name, double lo, double hi, double dflt)
 {
-    const char *v = getenv(name);
+    const char *v = wio_env(name);
     if (!v || !*v)
         return dflt;
     char *end;
@@ -40,7 +42,7 @@ static double env_number(const char *name, double lo, double hi, double dflt)
 /* A size in bytes (suffixes as config.c takes them: 64M, 1G), the same way. */
 static size_t env_bytes(const char *name, size_t lo, size_t dflt)
 {
-    const char *v = getenv(name);
+    const char *v = wio_env(name);
     size_t x;
     if (!v || !*v)
         return dflt;
@@ -53,7 +55,7 @@ static size_t env_bytes(const char *name, size_t lo, size_t dflt)
 
 static int env_mode(const char *name, int dflt)
 {
-    const char *v = getenv(name);
+    const char *v = wio_env(name);
     if (!v || !*v)
         return dflt;
     if (!strcmp(v, "auto"))

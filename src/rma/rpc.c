@@ -4,6 +4,7 @@
  * poller (engine hook `deferred`), one at a time, so a handler may itself start one-sided
  * operations and wait for them; a handler's reply goes back as RMA_REPLY frames.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_lock.h"

@@ -1,6 +1,7 @@
 /*
  * addr.c — network addresses (addr.h): formatting, resolution, routes, interfaces.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_NET /* this file logs as "net" (WAITIO_LOG=net=LEVEL) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>

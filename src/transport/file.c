@@ -33,6 +33,7 @@
  * heartbeat file standing still for WAITIO_PEER_TIMEOUT seconds. A process removes what a
  * crashed run with the same instance directory left in its inbox when it starts.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_FILE /* this file logs as "file" (WAITIO_LOG=file=LEVEL) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

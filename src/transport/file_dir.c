@@ -11,6 +11,7 @@
  * are never followed, and files are opened non-blocking and checked to be regular before a byte
  * is read (docs/reliability.md, "Threat model").
  */
+#define WIO_LOG_SUBSYS WIO_SUB_FILE /* this file logs as "file" (WAITIO_LOG=file=LEVEL) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

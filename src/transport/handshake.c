@@ -15,6 +15,7 @@
  *                                              <- ACCEPT (flag REJECT: use the other connection)
  *     (transport steps, e.g. shm's SHM_OFFER / SHM_READY, then open)
  */
+#define WIO_LOG_SUBSYS WIO_SUB_NET /* this file logs as "net" (WAITIO_LOG=net=LEVEL) */
 #include <string.h>
 #include "transport/stream.h"
 #include "core/common.h"
@@ -162,8 +163,8 @@ static int handle_auth(wio_stream *s, const wio_frame_hdr *h)
         wio_info("refusing connection %s: process %u is already connected (connect race)", s->desc,
                  (unsigned)s->peer_id);
         break;
-    default:
-        wio_warn("refusing connection %s: process %u is not a peer this process can accept now",
+    default: /* e.g. a peer that finalized meanwhile: the connector hears NACK and copes */
+        wio_info("refusing connection %s: process %u is not a peer this process can accept now",
                  s->desc, (unsigned)s->peer_id);
         break;
     }

@@ -11,6 +11,7 @@
  * If no segment can be made (a full /dev/shm), the connection stays on the local socket, which
  * carries the frames instead.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_SHM /* this file logs as "shm" (WAITIO_LOG=shm=LEVEL) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -8,6 +8,7 @@
  * Hot paths (stream_flush, stream_read and parse_buffer) are the measured 8-byte path of every
  * transport: keep them free of clock reads, allocations and avoidable indirect calls.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_NET /* this file logs as "net" (WAITIO_LOG=net=LEVEL) */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -424,7 +425,7 @@ static void log_unauthenticated(wio_stream *s, int err, const char *why)
         s->ctx->auth_failures++;
     int level = err == WAITIO_ERR_PEER && s->state != WIO_SS_WAIT_AUTH ? WIO_LOG_INFO : WIO_LOG_WARN;
     unsigned long dropped;
-    if (wio_log_level_current < level || !log_take(s->ctx, &dropped))
+    if (!wio_log_on(level) || !log_take(s->ctx, &dropped))
         return;
     char more[80] = "";
     if (dropped)

@@ -4,6 +4,7 @@
  * silent peer be declared dead. Its row of the transport table is at the end of the file; the
  * start-up rendezvous (boot.c) uses wio_tcp_listen / wio_tcp_dial on a context of its own.
  */
+#define WIO_LOG_SUBSYS WIO_SUB_TCP /* this file logs as "tcp" (WAITIO_LOG=tcp=LEVEL) */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -24,6 +24,7 @@
  * event descriptor joins the poller, so waits sleep and wake as with the other transports.
  */
 #define WIO_UCX_INTERNAL
+#define WIO_LOG_SUBSYS WIO_SUB_UCX /* this file logs as "ucx" (WAITIO_LOG=ucx=LEVEL) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,6 +13,7 @@
  * still reads from it then fails that read and the message travels as DATA frames instead).
  */
 #define WIO_UCX_INTERNAL
+#define WIO_LOG_SUBSYS WIO_SUB_UCX /* this file logs as "ucx" (WAITIO_LOG=ucx=LEVEL) */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
