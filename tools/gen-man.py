@@ -2,8 +2,9 @@
 """gen-man.py — WaitIO's man pages, each made from one source at build time (cmake/WaitioMan.cmake).
 
   gen-man.py md PAGE.md OUT.N VERSION          a tool's page, written once in man/ as Markdown-lite
-  gen-man.py header waitio.h OUT.3 VERSION     the C API page, from the header's own comments
-  gen-man.py names waitio.h                    the functions waitio.h declares (one per line)
+  gen-man.py header HEADER.h OUT.3 VERSION     a C API page (waitio.h, waitio_rma.h, waitio_mpi.h),
+                                               from the header's own comments
+  gen-man.py names HEADER.h                    the functions the header declares (one per line)
 
 Markdown-lite, all that the pages use:
   % NAME(SECTION) one-line summary     first line: the page's title and its NAME line
@@ -143,10 +144,22 @@ def header_items(text):
     return items
 
 
+# The C API's headers, each a page of its own named after it: its NAME line.
+HEADER_SUMMARY = {
+    "waitio": "WaitIO's C API: coupling separately launched parallel programs",
+    "waitio_rma": "WaitIO's one-sided API: windows, put/get, atomics, signals, remote calls",
+    "waitio_mpi": "WaitIO's MPI conversion layer: MPI-style calls on WaitIO groups",
+}
+
+
 def from_header(text, version, source):
-    out = th("waitio", "3", version, source)
-    out += [".SH NAME", "waitio \\- WaitIO's C API: coupling separately launched parallel programs",
-            ".SH SYNOPSIS", ".nf", "\\fB#include <waitio.h>\\fR", "",
+    page = source.split("/")[-1].rsplit(".", 1)[0]
+    if page not in HEADER_SUMMARY:
+        raise SystemExit("gen-man.py: %s is not one of the C API's headers (%s)"
+                         % (source, ", ".join(sorted(HEADER_SUMMARY))))
+    out = th(page, "3", version, source)
+    out += [".SH NAME", "%s \\- %s" % (escape(page), escape(HEADER_SUMMARY[page])),
+            ".SH SYNOPSIS", ".nf", "\\fB#include <%s.h>\\fR" % page, "",
             "cc app.c $(pkg-config \\-\\-cflags \\-\\-libs waitio)", ".fi"]
     for kind, payload in header_items(text):
         if kind == "intro":
@@ -169,7 +182,9 @@ def from_header(text, version, source):
             name, value, note = payload
             head = "\\fB%s\\fR%s" % (escape(name), " = %s" % escape(value) if value else "")
             out += [".TP", head, line_out(inline(note)) if note else "\\&"]
-    out += [".SH SEE ALSO", "\\fBwaitiorun\\fR(1), \\fBwaitio-info\\fR(1), \\fBwaitio-serv\\fR(1),",
+    others = ", ".join("\\fB%s\\fR(3)" % h for h in sorted(HEADER_SUMMARY) if h != page)
+    out += [".SH SEE ALSO", others + ",",
+            "\\fBwaitiorun\\fR(1), \\fBwaitio-info\\fR(1), \\fBwaitio-serv\\fR(1),",
             "\\fBwaitio-trace\\fR(1); the user guide, docs/user-guide.md in WaitIO's sources."]
     return out
 

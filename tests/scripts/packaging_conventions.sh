@@ -12,7 +12,7 @@
 #   3. every tool: --help (usage on stdout, exit 0), --version (exit 0), an unknown option
 #      (usage on stderr, nothing on stdout, exit 2); waitio-oshcc passes unknown options to the
 #      compiler, as compiler wrappers do, so only its --help and --version are checked;
-#   4. `cmake --install` puts a man page for every tool (man1) and the C API (man3: waitio.3 and a
+#   4. `cmake --install` puts a man page for every tool (man1) and the C API (man3: waitio.3, waitio_rma.3, waitio_mpi.3 and a
 #      page per function), made from their sources, into the prefix; each tool's page names every
 #      long option its --help prints; the Fortran module is reachable with the usual flags:
 #      `pkg-config --variable=fmoddir waitio` and waitio-fortran.pc compile a `use waitio` program.
@@ -73,23 +73,29 @@ for t in "${tools[@]}"; do
     grep -q -- "$opt" "$T_DIR/$t.man.txt" || t_fail "man page $t.1 does not name $opt (which $t --help prints)"
   done
 done
-api=$P/share/man/man3/waitio.3
-[ -s "$api" ] || t_fail "cmake --install did not install $api"
 n=0
-for fn in $(sed -nE 's/^WAITIO_API [^(]*[ *](waitio_[a-z_]+)\(.*/\1/p' "$S/include/waitio.h"); do
-  grep -q "$fn" "$api" || t_fail "waitio.3 does not describe $fn (declared in waitio.h)"
-  grep -qx ".so man3/waitio.3" "$P/share/man/man3/$fn.3" 2>/dev/null || t_fail "no man page $fn.3 (-> waitio.3)"
-  n=$((n + 1))
+pages=()
+for hdr in waitio waitio_rma waitio_mpi; do
+  api=$P/share/man/man3/$hdr.3
+  pages+=("$api")
+  [ -s "$api" ] || t_fail "cmake --install did not install $api"
+  k=0
+  for fn in $(sed -nE 's/^WAITIO_API [^(]*[ *]((waitio|WAITIO)_[A-Za-z_]+)\(.*/\1/p' "$S/include/$hdr.h"); do
+    grep -q "$fn" "$api" || t_fail "$hdr.3 does not describe $fn (declared in $hdr.h)"
+    grep -qx ".so man3/$hdr.3" "$P/share/man/man3/$fn.3" 2>/dev/null || t_fail "no man page $fn.3 (-> $hdr.3)"
+    k=$((k + 1))
+  done
+  [ $k -ge 20 ] || t_fail "only $k functions found in $hdr.h (the pattern no longer matches?)"
+  n=$((n + k))
 done
-[ $n -ge 20 ] || t_fail "only $n functions found in waitio.h (the pattern no longer matches?)"
 if command -v man >/dev/null && command -v groff >/dev/null; then
-  for page in "$P"/share/man/man1/*.1 "$api"; do
+  for page in "$P"/share/man/man1/*.1 "${pages[@]}"; do
     LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" >/dev/null 2>"$T_DIR/man.err" \
       || t_fail "man -l $page failed: $(head -3 "$T_DIR/man.err")"
     [ -s "$T_DIR/man.err" ] && t_fail "man --warnings $page: $(head -3 "$T_DIR/man.err")"
   done
 fi
-t_log "man pages: ${#tools[@]} tools (man1), waitio.3 + $n function pages (man3)"
+t_log "man pages: ${#tools[@]} tools (man1), waitio.3, waitio_rma.3, waitio_mpi.3 + $n function pages (man3)"
 
 pcv() { PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config "$@"; }
 [ "$(pcv --modversion waitio)" = "$version" ] || t_fail "waitio.pc: version $(pcv --modversion waitio), expected $version"
