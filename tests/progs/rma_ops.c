@@ -553,14 +553,7 @@ int main(int argc, char **argv)
             TU_FAIL("unknown argument %s", argv[i]);
     }
     tu_alarm(alarm_s);
-    TU_CHECK(waitio_init(30));
-    TU_CHECK(waitio_rma_world(&world));
-    TU_CHECK(waitio_group_rank(world, &me));
-    TU_CHECK(waitio_group_size(world, &n));
-    int pb = 0, lr = 0;
-    waitio_pb_rank(&pb);
-    waitio_local_rank(&lr);
-    tu_set_who(pb, lr);
+    tu_rma_start(&world, &me, &n);
     if (expect_n && n != expect_n)
         TU_FAIL("%d processes, expected %d", n, expect_n);
     if (n > 16)

@@ -119,14 +119,7 @@ int main(int argc, char **argv)
     (void)argc;
     tu_set_name(argv[0]);
     tu_alarm(50);
-    TU_CHECK(waitio_init(30));
-    TU_CHECK(waitio_rma_world(&world));
-    TU_CHECK(waitio_group_rank(world, &me));
-    TU_CHECK(waitio_group_size(world, &n));
-    int pb = 0, lr = 0;
-    waitio_pb_rank(&pb);
-    waitio_local_rank(&lr);
-    tu_set_who(pb, lr);
+    tu_rma_start(&world, &me, &n);
     snprintf(secret, sizeof secret, "PRIVATE-OF-RANK-%d", me);
     expect_alloc("A", SIZE_MAX - 4094, WAITIO_ERR_ARG);
     expect_alloc("B", SIZE_MAX, WAITIO_ERR_ARG);

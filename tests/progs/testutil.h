@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "waitio.h"
+#include "waitio_rma.h"
 
 #if defined(__GNUC__)
 #define TU_UNUSED __attribute__((unused))
@@ -426,6 +427,20 @@ static TU_UNUSED int tu_parse_ints(const char *s, int *out, int max)
         s = *end == ',' ? end + 1 : end;
     }
     return n;
+}
+
+/* The start of a one-sided test: waitio_init, the one-sided world group, this process's rank and
+ * the group's size, and the PB/rank tag of its messages. */
+static TU_UNUSED void tu_rma_start(waitio_group_t *world, int *me, int *n)
+{
+    TU_CHECK(waitio_init(30));
+    TU_CHECK(waitio_rma_world(world));
+    TU_CHECK(waitio_group_rank(*world, me));
+    TU_CHECK(waitio_group_size(*world, n));
+    int pb = 0, lr = 0;
+    waitio_pb_rank(&pb);
+    waitio_local_rank(&lr);
+    tu_set_who(pb, lr);
 }
 
 #endif /* WAITIO_TESTUTIL_H */
