@@ -2,6 +2,7 @@
  * transports.c — the table of transports built into this library, in the default order of
  * preference (the fastest first). Adding a transport: its file, and one line here.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "waitio.h"
@@ -29,19 +30,23 @@ const wio_transport_ops *wio_transport_find(const char *name)
     return NULL;
 }
 
-const char *waitio_transports_built(void)
+static char built_names[64];
+
+static void list_built_names(void)
 {
-    static char names[64]; /* written once, the same every time: a race writes the same bytes */
-    if (names[0])
-        return names;
-    char buf[sizeof names] = "";
     size_t used = 0;
     for (int i = 0; wio_transports[i]; i++) {
-        int n = snprintf(buf + used, sizeof buf - used, "%s%s", used ? "," : "", wio_transports[i]->name);
-        if (n < 0 || (size_t)n >= sizeof buf - used)
+        int n = snprintf(built_names + used, sizeof built_names - used, "%s%s", used ? "," : "",
+                         wio_transports[i]->name);
+        if (n < 0 || (size_t)n >= sizeof built_names - used)
             break;
         used += (size_t)n;
     }
-    memcpy(names, buf, sizeof names);
-    return names;
+}
+
+const char *waitio_transports_built(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, list_built_names);
+    return built_names;
 }
