@@ -9,7 +9,7 @@ from setuptools.command.build_ext import build_ext
 
 here = os.path.dirname(os.path.abspath(__file__))
 sources = ["python/waitio/_core.c"]
-for layer in ("core", "boot", "transport", "coll", "mpi", "rma"):
+for layer in ("core", "boot", "transport", "coll", "mpi", "rma", "gpu"):  # gpu: CUDA loaded at run time
     # without the ucx transport (the extension does not link UCX) and without the link-line
     # helper of the original's build names (it refers to an MPI adapter)
     sources += sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, "src", layer, "*.c"))
@@ -66,12 +66,12 @@ setup(
         Extension(
             "waitio._core",
             sources=sources,
-            depends=["python/waitio/_core_rma.c"],  # included by _core.c
+            depends=["python/waitio/_core_rma.c", "python/waitio/_core_dev.c"],  # included by _core.c
             include_dirs=["include", "src"],
             define_macros=[("_GNU_SOURCE", None)],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
                                 "-Wno-cast-function-type"],
-            libraries=["crypto"],
+            libraries=["crypto", "dl"],  # dl: the CUDA driver, loaded at run time (src/gpu/cuda.c)
         )
     ]
 )

@@ -1,11 +1,16 @@
 /*
  * coll_bench.c — waitio-bench-coll: collective timings (bcast, reduce, allreduce; 8 B .. 1 MiB)
- * as in seed 001's Table 10. One MPI program, four modes:
+ * as in seed 001's Table 10. One MPI program, these modes:
  *   mpi        one MPI job of the whole size: MPI_Bcast / MPI_Reduce / MPI_Allreduce
  *   hier       several PBs coupled through WaitIO, collectives on the universe, hierarchical
  *              (inside each PB with its MPI through the adapter, across PBs between the heads)
  *   flat       the same but flat over WaitIO only (WAITIO_COLL_PATH_FLAT)
+ *   paired     allreduce only: the PBs' MPI allreduce, then same-rank processes combine
+ *   segmented  allreduce only: reduce-scatter in each PB, pieces combined, allgather
+ *   pipeline   bcast only: the heads' transfer in segments under the PBs' broadcasts (below the
+ *              pipeline's smallest message the library runs the hierarchical broadcast)
  *   auto       the same with WaitIO's own choice per call (WAITIO_COLL_PATH_AUTO)
+ * (docs/mpi-layer.md, "Collective paths"). A path is measured only for the operations it has.
  * Prints CSV lines "mode,op,bytes,usec" from global rank 0 (the time is the maximum over ranks
  * of the mean time per call). The WaitIO modes may be given as a list (e.g. auto,hier,flat): one
  * job then measures each operation and size in every mode in turn (waitio_coll_set_path before
@@ -69,37 +74,65 @@ static double max_over_ranks(double v)
     return m;
 }
 
+static const char *const ops[] = {"bcast", "reduce", "allreduce"};
+#define ALL_OPS 7u /* bit o: ops[o] */
+
+static const struct { const char *name; int path; unsigned ops; } modes_known[] = {
+    {"auto", WAITIO_COLL_PATH_AUTO, ALL_OPS},
+    {"hier", WAITIO_COLL_PATH_HIER, ALL_OPS},
+    {"flat", WAITIO_COLL_PATH_FLAT, ALL_OPS},
+    {"paired", WAITIO_COLL_PATH_PAIRED, 4u},
+    {"segmented", WAITIO_COLL_PATH_SEGMENTED, 4u},
+    {"pipeline", WAITIO_COLL_PATH_PIPELINE, 1u},
+};
+#define NKNOWN (int)(sizeof modes_known / sizeof modes_known[0])
+
+static int mode_index(const char *mode)
+{
+    for (int i = 0; i < NKNOWN; i++)
+        if (!strcmp(mode, modes_known[i].name))
+            return i;
+    return -1;
+}
+
+/* The mode has the operation (a path of one operation is not measured on the others, where
+ * the library would run another path in its place). */
+static int mode_has(const char *mode, int op)
+{
+    int i = mode_index(mode);
+    return i < 0 || (modes_known[i].ops >> op & 1u); /* mpi: every op */
+}
+
 static void select_mode(const char *mode)
 {
     if (!use_waitio)
         return;
-    int path = !strcmp(mode, "auto") ? WAITIO_COLL_PATH_AUTO : !strcmp(mode, "flat") ? WAITIO_COLL_PATH_FLAT
-                                                                                    : WAITIO_COLL_PATH_HIER;
-    check(waitio_coll_set_path(path), "coll_set_path");
+    check(waitio_coll_set_path(modes_known[mode_index(mode)].path), "coll_set_path");
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    char modes[64];
+    char modes[256];
     snprintf(modes, sizeof modes, "%s", argc > 1 ? argv[1] : "hier");
     size_t maxbytes = argc > 2 ? (size_t)atol(argv[2]) : (1u << 20);
     int iters = argc > 3 ? atoi(argv[3]) : 50;
-    const char *mode_list[4];
+    const char *mode_list[NKNOWN];
     int nmodes = 0;
-    for (char *save = NULL, *m = strtok_r(modes, ",", &save); m && nmodes < 4; m = strtok_r(NULL, ",", &save))
+    for (char *save = NULL, *m = strtok_r(modes, ",", &save); m && nmodes < NKNOWN; m = strtok_r(NULL, ",", &save))
         mode_list[nmodes++] = m;
     int has_mpi = 0;
     for (int i = 0; i < nmodes; i++) {
         has_mpi |= !strcmp(mode_list[i], "mpi");
-        if (strcmp(mode_list[i], "mpi") && strcmp(mode_list[i], "auto") && strcmp(mode_list[i], "hier") &&
-            strcmp(mode_list[i], "flat")) {
-            fprintf(stderr, "waitio-bench-coll: unknown mode '%s' (mpi, auto, hier, flat)\n", mode_list[i]);
+        if (strcmp(mode_list[i], "mpi") && mode_index(mode_list[i]) < 0) {
+            fprintf(stderr, "waitio-bench-coll: unknown mode '%s' (mpi, auto, hier, flat, paired, "
+                    "segmented, pipeline)\n", mode_list[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
     if (nmodes == 0 || (has_mpi && nmodes > 1)) {
-        fprintf(stderr, "waitio-bench-coll: give mpi alone, or a list of auto, hier, flat\n");
+        fprintf(stderr, "waitio-bench-coll: give mpi alone, or a list of auto, hier, flat, paired, "
+                "segmented, pipeline\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     use_waitio = !has_mpi;
@@ -119,7 +152,6 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2000; i++)
         run_op("allreduce", buf, out, 1);
     barrier();
-    static const char *const ops[] = {"bcast", "reduce", "allreduce"};
     static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
     for (int o = 0; o < 3; o++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0] && sizes[si] <= maxbytes; si++) {
@@ -132,6 +164,8 @@ int main(int argc, char **argv)
              * starts with another mode, so that no mode always comes first */
             for (int k = 0; k < nmodes; k++) {
                 int m = (k + (int)si + o) % nmodes;
+                if (!mode_has(mode_list[m], o))
+                    continue;
                 select_mode(mode_list[m]);
                 for (int w = 0; w < 3; w++)
                     run_op(ops[o], buf, out, count);

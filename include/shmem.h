@@ -132,6 +132,12 @@ WAITIO_SHMEM_API void shmem_free(void *ptr);
  * signals equally well here, so a hinted block is an ordinary one). */
 #define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0)
 #define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)
+/* WaitIO's extension (not advisory): the block is GPU memory, from the device symmetric heap
+ * (WAITIO_SHMEM_DEVICE_SIZE per PE, made at the first such allocation; every PE needs a CUDA
+ * device, else every PE exits with a message). RMA and atomics on it, with host or device
+ * buffers, work as on the host heap; shmem_ptr gives the device address on this PE, NULL for
+ * others. WAITIO_SHMEM_HEAP=device makes every allocation such a block (docs/one-sided.md). */
+#define SHMEMX_MALLOC_DEVICE (1L << 16)
 WAITIO_SHMEM_API void *shmem_malloc_with_hints(size_t size, long hints);
 /* Size 0 (or a NULL pointer to shmem_free): no action, no barrier, NULL. shmem_align meets any
  * power of two up to the heap's alignment (at least 2 MiB, or the heap size when smaller; the

@@ -146,6 +146,7 @@ enum waitio_error {
     WAITIO_ERR_UNREACHABLE = 17, /* no transport can reach the peer */
     WAITIO_ERR_BOUNDS = 18,      /* one-sided access outside the target's window (waitio_rma.h) */
     WAITIO_ERR_RPC = 19,         /* remote procedure call: no handler with that id, or it failed */
+    WAITIO_ERR_DEVICE = 20,      /* device (GPU) memory: no CUDA driver, or a driver call failed */
     WAITIO_ERR_MAX_
 };
 

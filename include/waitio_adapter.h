@@ -69,6 +69,13 @@ typedef struct waitio_adapter_ops {
     int (*sub_bcast)(void *ctx, void *sub, void *buf, size_t bytes, int root);
     int (*sub_reduce)(void *ctx, void *sub, const void *sbuf, void *rbuf, size_t count, int dtype,
                       int op, int root);
+    /* Both may be NULL (then the segmented allreduce across PBs is not taken; every process
+     * learns whether all adapters have them at the first allreduce that could take it).
+     * reduce_scatter_block: MPI_Reduce_scatter_block over the PB, `count` elements per rank
+     * (sbuf holds size * count, rank i gets block i in rbuf); allgather: MPI_Allgather of
+     * `bytes` per rank. sbuf and rbuf never overlap; count * type size and bytes <= 1 GiB. */
+    int (*reduce_scatter_block)(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op);
+    int (*allgather)(void *ctx, const void *sbuf, void *rbuf, size_t bytes);
 } waitio_adapter_ops;
 
 /* Registers (or with NULL, removes) the adapter; the ops must outlive WaitIO's use of them. */

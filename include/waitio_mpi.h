@@ -149,14 +149,22 @@ WAITIO_API int waitio_mpi_alltoall(const void *sendbuf, int sendcount,
                                    WAITIO_MPI_Datatype recvtype, WAITIO_MPI_Comm comm);
 
 /* The path of bcast, reduce, allreduce and barrier on the universe when every PB has an MPI
- * adapter (docs/mpi-layer.md): chosen per call by operation and size (WAITIO_COLL_PATH_AUTO, the
- * default), always flat over WaitIO, or always hierarchical (through each PB's MPI) — what
- * WAITIO_COLL_HIER=auto|0|1 sets; that variable is read once, at the first collective. The
- * choice applies to this process's next collectives: every process of the universe must make
- * the same one before the same collective. WAITIO_ERR_ARG for any other value. */
+ * adapter (docs/mpi-layer.md, "Collective paths"): chosen per call by operation and size
+ * (WAITIO_COLL_PATH_AUTO, the default) or forced — what WAITIO_COLL_HIER=auto|0|1|paired|
+ * segmented|pipeline sets; that variable is read once, at the first collective. FLAT: over
+ * WaitIO only; HIER: each PB's MPI inside the PB, the PB heads over WaitIO; PAIRED (allreduce):
+ * the PB's MPI allreduce, then same-rank processes of the PBs combine; SEGMENTED (allreduce):
+ * reduce-scatter in each PB, same-rank processes combine the pieces, allgather in each PB;
+ * PIPELINE (bcast): the heads' transfer in segments overlapping the PBs' broadcasts. A forced
+ * path that an operation, group or size cannot take falls back to HIER where that is possible,
+ * else FLAT. The choice applies to this process's next collectives: every process of the
+ * universe must make the same one before the same collective. WAITIO_ERR_ARG for any other value. */
 #define WAITIO_COLL_PATH_AUTO (-1)
 #define WAITIO_COLL_PATH_FLAT 0
 #define WAITIO_COLL_PATH_HIER 1
+#define WAITIO_COLL_PATH_PAIRED 2
+#define WAITIO_COLL_PATH_SEGMENTED 3
+#define WAITIO_COLL_PATH_PIPELINE 4
 WAITIO_API int waitio_coll_set_path(int path);
 
 /*

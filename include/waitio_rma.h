@@ -11,7 +11,9 @@
  *   - a member on this host, other windows: single copy (process_vm_readv/writev) where allowed
  *     (WAITIO_SINGLE_COPY), else frames;
  *   - any other member: frames over the engine (tcp, shm rings, files), served by the target's
- *     progress — its own WaitIO calls or its progress thread (WAITIO_PROGRESS_THREAD).
+ *     progress — its own WaitIO calls or its progress thread (WAITIO_PROGRESS_THREAD);
+ *   - a part in device memory (WAITIO_WIN_DEVICE): put/get by one GPU copy through CUDA IPC from
+ *     a member of this host, else frames; atomics always served by its owner.
  * Every access is checked against the target's part of the window: by the origin, and for
  * frames again by the target before it touches memory (WAITIO_ERR_BOUNDS).
  *
@@ -45,6 +47,15 @@ typedef struct waitio_win *waitio_win_t;
  * that overflows (larger than PTRDIFF_MAX once rounded to pages) fails with WAITIO_ERR_ARG on
  * every member, as does a user window (waitio_win_create) whose part wraps around. */
 WAITIO_API int waitio_win_allocate(waitio_group_t grp, size_t size, waitio_win_t *win, void **base);
+/* The same with flags (every member passes the same). WAITIO_WIN_DEVICE: each member's part is
+ * device memory on its current CUDA device (cuMemAlloc, zero-filled; *base is a device pointer);
+ * WAITIO_ERR_DEVICE on every member when one has no CUDA driver or device. Put, get and atomics
+ * work on it as on host memory, from host or device buffers; the owner applies them with the
+ * GPU's copies, never CPU loads (docs/one-sided.md, "Device memory"). A window made with
+ * waitio_win_create over device memory is detected and served the same way. */
+#define WAITIO_WIN_DEVICE 0x1u
+WAITIO_API int waitio_win_allocate_ex(waitio_group_t grp, size_t size, unsigned flags, waitio_win_t *win,
+                                      void **base);
 /* Exposes memory the caller owns (base, size may differ per member; size 0 exposes nothing). */
 WAITIO_API int waitio_win_create(waitio_group_t grp, void *base, size_t size, waitio_win_t *win);
 /* Exposes the executable's own global and static data — its .data and .bss, never the GOT or
@@ -62,7 +73,8 @@ WAITIO_API int waitio_win_size(waitio_win_t win, int rank, size_t *size);
 /* The offset of a local address in this member's part (WAITIO_ERR_BOUNDS if outside). */
 WAITIO_API int waitio_win_offset(waitio_win_t win, const void *addr, size_t *offset);
 /* A pointer to member `rank`'s byte `offset` usable with plain loads, stores and C11 atomics
- * (a member of this host, window from waitio_win_allocate; or this process), else NULL. */
+ * (a member of this host, window from waitio_win_allocate; or this process), else NULL (always
+ * NULL where that part is device memory). */
 WAITIO_API void *waitio_win_ptr(waitio_win_t win, int rank, size_t offset);
 /* The group the window was created over. */
 WAITIO_API waitio_group_t waitio_win_group(waitio_win_t win);

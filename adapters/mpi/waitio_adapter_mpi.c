@@ -11,6 +11,7 @@
  * of the job (mpi_world.c), the adapter's is the real one.
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,31 @@ static int a_wait(void *ctx, void *req)
     return rc;
 }
 
+/* ---- the segmented allreduce's steps inside the PB ---- */
+
+/* MPI_Reduce_scatter_block on the PB: `count` elements of each rank's block (an int count; the
+ * caller keeps blocks within 1 GiB). */
+static int a_reduce_scatter_block(void *ctx, const void *sbuf, void *rbuf, size_t count, int dtype, int op)
+{
+    (void)ctx;
+    MPI_Datatype t = to_mpi_type(dtype);
+    MPI_Op o = to_mpi_op(op);
+    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
+        return MPI_ERR_TYPE;
+    if (count > (size_t)INT_MAX)
+        return MPI_ERR_COUNT;
+    return PMPI_Reduce_scatter_block(sbuf, rbuf, (int)count, t, o, pb_comm);
+}
+
+/* MPI_Allgather on the PB of `bytes` per rank (within 1 GiB, the caller's bound). */
+static int a_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes)
+{
+    (void)ctx;
+    if (bytes > PIECE)
+        return MPI_ERR_COUNT;
+    return PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, pb_comm);
+}
+
 /* ---- communicators of part of the PB (the conversion layer's split communicators) ---- */
 
 static int a_sub_create(void *ctx, const int *ranks, int n, int tag, void **sub)
@@ -364,6 +390,8 @@ static int adopt(MPI_Comm comm)
     ops.sub_barrier = a_sub_barrier;
     ops.sub_bcast = a_sub_bcast;
     ops.sub_reduce = a_sub_reduce;
+    ops.reduce_scatter_block = a_reduce_scatter_block;
+    ops.allgather = a_allgather;
     return 0;
 }
 

@@ -2,7 +2,8 @@
 
 The API follows mpi4py: upper-case methods (``Isend``, ``Recv``, ``Allreduce``, ...) move
 buffer-protocol objects (NumPy arrays of any dtype, bytearray, memoryview, CPU torch tensors)
-without copies; lower-case methods (``send``, ``recv``, ``bcast``, ...) move Python objects: a
+and device arrays (PyTorch CUDA tensors, CuPy: ``__cuda_array_interface__`` or DLPack) without
+copies; lower-case methods (``send``, ``recv``, ``bcast``, ...) move Python objects: a
 peer's object is decoded as plain data (builtins, NumPy arrays and dtypes) unless
 :func:`allow_pickle` (with ``WAITIO_PYTHON_PICKLE=1``) opts in to full pickle, which lets any
 holder of the instance key run code in this process.
@@ -69,6 +70,9 @@ if TYPE_CHECKING:
     # PEP 688 buffers (bytes, bytearray, memoryview...) and NumPy arrays, whose stubs declare
     # the buffer protocol only for Python 3.12 and later (_core.pyi)
     from ._core import _Buffer as Buffer
+    # ...and device arrays (__cuda_array_interface__, DLPack), which the point-to-point calls
+    # and the buffer collectives take too
+    from ._core import _DeviceBuffer as DeviceBuffer
     from typing_extensions import Buffer as _BufferProtocol  # what memoryview() is typed to take
 
 #: (source, tag, nbytes) of a completed receive (or send)
@@ -286,22 +290,22 @@ class Comm:
         """(pbid, PB-local rank) of group rank ``rank``."""
         return self._g.member(rank)
 
-    # -- buffers ----------------------------------------------------------------------
-    def Isend(self, buf: Buffer, dest: int, tag: int = 0) -> Request:
+    # -- buffers (host memory, or device arrays: docs/python.md, "GPU arrays") ------------
+    def Isend(self, buf: DeviceBuffer, dest: int, tag: int = 0) -> Request:
         """Start sending ``buf`` (zero-copy: leave it unchanged until the request completes) to
         rank ``dest`` with ``tag`` (0 .. 2**64-2); returns a :class:`Request`."""
         return self._g.isend(buf, dest, tag)
 
-    def Irecv(self, buf: Buffer, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+    def Irecv(self, buf: DeviceBuffer, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
         """Start receiving into the writable buffer ``buf`` from ``source`` (``ANY_SOURCE``: any)
         with ``tag`` (``ANY_TAG``: any); returns a :class:`Request`."""
         return self._g.irecv(buf, source, tag)
 
-    def Send(self, buf: Buffer, dest: int, tag: int = 0) -> None:
+    def Send(self, buf: DeviceBuffer, dest: int, tag: int = 0) -> None:
         """Send ``buf`` to rank ``dest`` with ``tag`` and wait until the buffer may be reused."""
         self._g.isend(buf, dest, tag).wait()
 
-    def Recv(self, buf: Buffer, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Status:
+    def Recv(self, buf: DeviceBuffer, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Status:
         """Receive into ``buf``; returns (source, tag, nbytes). Other threads run meanwhile."""
         return self._g.irecv(buf, source, tag).wait()
 
@@ -309,32 +313,32 @@ class Comm:
         """Block until every member has entered the barrier."""
         self._g.barrier()
 
-    def Bcast(self, buf: Buffer, root: int = 0) -> None:
+    def Bcast(self, buf: DeviceBuffer, root: int = 0) -> None:
         """Broadcast ``buf`` from ``root`` into every member's ``buf`` (same size everywhere)."""
         self._g.bcast(buf, root)
 
-    def Reduce(self, sendbuf: Buffer, recvbuf: Optional[Buffer], op: int = SUM, root: int = 0) -> None:
+    def Reduce(self, sendbuf: DeviceBuffer, recvbuf: Optional[DeviceBuffer], op: int = SUM, root: int = 0) -> None:
         """Combine every member's ``sendbuf`` element-wise with ``op`` into ``recvbuf`` at
         ``root`` (``recvbuf`` may be None elsewhere); element type from the buffer's format."""
         self._g.reduce(sendbuf, recvbuf, op, root)
 
-    def Allreduce(self, sendbuf: Buffer, recvbuf: Buffer, op: int = SUM) -> None:
+    def Allreduce(self, sendbuf: DeviceBuffer, recvbuf: DeviceBuffer, op: int = SUM) -> None:
         """As :meth:`Reduce`, with the result in every member's ``recvbuf``."""
         self._g.allreduce(sendbuf, recvbuf, op)
 
-    def Gather(self, sendbuf: Buffer, recvbuf: Optional[Buffer], root: int = 0) -> None:
+    def Gather(self, sendbuf: DeviceBuffer, recvbuf: Optional[DeviceBuffer], root: int = 0) -> None:
         """Concatenate every member's ``sendbuf`` in rank order into ``recvbuf`` at ``root``."""
         self._g.gather(sendbuf, recvbuf, root)
 
-    def Scatter(self, sendbuf: Optional[Buffer], recvbuf: Buffer, root: int = 0) -> None:
+    def Scatter(self, sendbuf: Optional[DeviceBuffer], recvbuf: DeviceBuffer, root: int = 0) -> None:
         """Split ``sendbuf`` at ``root`` into equal blocks; block i lands in rank i's ``recvbuf``."""
         self._g.scatter(sendbuf, recvbuf, root)
 
-    def Allgather(self, sendbuf: Buffer, recvbuf: Buffer) -> None:
+    def Allgather(self, sendbuf: DeviceBuffer, recvbuf: DeviceBuffer) -> None:
         """As :meth:`Gather`, with the result in every member's ``recvbuf``."""
         self._g.allgather(sendbuf, recvbuf)
 
-    def Alltoall(self, sendbuf: Buffer, recvbuf: Buffer) -> None:
+    def Alltoall(self, sendbuf: DeviceBuffer, recvbuf: DeviceBuffer) -> None:
         """Block j of rank i's ``sendbuf`` goes to block i of rank j's ``recvbuf``."""
         self._g.alltoall(sendbuf, recvbuf)
 
@@ -665,19 +669,19 @@ class Window:
         numpy = importlib.import_module("numpy")
         return numpy.frombuffer(self._w.memory(), dtype=dtype)
 
-    def Put(self, buf: Buffer, target: int, offset: int = 0) -> None:
+    def Put(self, buf: DeviceBuffer, target: int, offset: int = 0) -> None:
         """Copy ``buf`` to byte ``offset`` of ``target``'s part (returns when ``buf`` may change)."""
         self._w.put(target, offset, buf)
 
-    def Get(self, buf: Buffer, target: int, offset: int = 0) -> None:
+    def Get(self, buf: DeviceBuffer, target: int, offset: int = 0) -> None:
         """Fill the writable ``buf`` from byte ``offset`` of ``target``'s part."""
         self._w.get(target, offset, buf)
 
-    def Iput(self, buf: Buffer, target: int, offset: int = 0) -> Request:
+    def Iput(self, buf: DeviceBuffer, target: int, offset: int = 0) -> Request:
         """Start a put; the request completes when ``buf`` may change."""
         return self._w.iput(target, offset, buf)
 
-    def Iget(self, buf: Buffer, target: int, offset: int = 0) -> Request:
+    def Iget(self, buf: DeviceBuffer, target: int, offset: int = 0) -> Request:
         """Start a get; the request completes when ``buf`` holds the data."""
         return self._w.iget(target, offset, buf)
 
@@ -699,13 +703,13 @@ class Window:
         ``target`` or :func:`quiet`."""
         self._w.get_nbi(target, offset, _futures.hold(self, target, buf))
 
-    def put_async(self, buf: Buffer, target: int, offset: int = 0) -> Future[None]:
+    def put_async(self, buf: DeviceBuffer, target: int, offset: int = 0) -> Future[None]:
         """Start a put; the :class:`Future` completes (with None) once the data is in the
         target's memory (``buf`` may change then)."""
         cf = self._w.put_f(target, offset, buf)
         return _futures.from_request(cf, lambda: None)
 
-    def get_async(self, buf: Union[Buffer, int], target: int, offset: int = 0) -> Future[Any]:
+    def get_async(self, buf: Union[DeviceBuffer, int], target: int, offset: int = 0) -> Future[Any]:
         """Start a get into the writable ``buf`` (or, given a byte count, a new bytearray); the
         :class:`Future`'s result is that buffer, holding the data."""
         dst: Any = bytearray(buf) if isinstance(buf, int) else buf

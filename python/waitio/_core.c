@@ -7,7 +7,9 @@
  * Types: Group (a WaitIO group), Request (a pending isend/irecv or one-sided operation; it keeps
  * the buffer exported until completion, so the memory cannot move or disappear while WaitIO uses
  * it), Window and Future (one-sided, a future of the C library under futures.py's: in
- * _core_rma.c, which this file includes). pickle_check walks the
+ * _core_rma.c, which this file includes). Device (GPU) arrays — __cuda_array_interface__, DLPack —
+ * are buffers of the point-to-point calls and the buffer collectives (_core_dev.c, included).
+ * pickle_check walks the
  * opcodes of a peer's object message before _objects.py decodes it (issue 25).
  *
  * Errors, as mpi4py raises them: TypeError for an object that is not a buffer (or a rank/tag
@@ -195,14 +197,23 @@ static int dtype_of(const Py_buffer *b)
     return 0;
 }
 
-/* Exports OBJ as a C-contiguous buffer (writable for a receive). TypeError for a non-buffer;
- * otherwise the exporter's exception type with WaitIO's explanation, the original as cause. */
-static int get_buffer(PyObject *obj, Py_buffer *b, int writable)
+#include "_core_dev.c"
+
+/* Exports OBJ as a C-contiguous buffer (writable for a receive): a buffer-protocol object, or a
+ * device array (__cuda_array_interface__, DLPack: _core_dev.c) where DEVICE_OK says the
+ * operation takes device memory (a DLPack array of the CPU everywhere). TypeError for a
+ * non-buffer; otherwise the exporter's exception type with WaitIO's explanation, the original
+ * as cause. */
+static int get_buffer_dev(PyObject *obj, Py_buffer *b, int writable, int device_ok)
 {
     if (!PyObject_CheckBuffer(obj)) {
+        int rc = device_buffer(obj, b, writable, device_ok);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
         PyErr_Format(PyExc_TypeError,
                      "expected a buffer-protocol object (bytes, bytearray, memoryview, NumPy array, "
-                     "CPU tensor), not %.100s%s", Py_TYPE(obj)->tp_name,
+                     "CPU tensor)%s, not %.100s%s", device_ok ? " or a device array (__cuda_array_interface__, "
+                     "DLPack)" : "", Py_TYPE(obj)->tp_name,
                      writable ? "" : " (lower-case send/recv/bcast... move any picklable object)");
         return -1;
     }
@@ -227,6 +238,9 @@ static int get_buffer(PyObject *obj, Py_buffer *b, int writable)
     Py_XDECREF(tb);
     return -1;
 }
+
+/* A buffer of host memory (an operation whose C call copies or reads it on the CPU). */
+static int get_buffer(PyObject *obj, Py_buffer *b, int writable) { return get_buffer_dev(obj, b, writable, 0); }
 
 /* ---- Group ---- */
 
@@ -412,7 +426,7 @@ static PyGetSetDef request_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static RequestObject *new_request(PyObject *obj, int writable)
+static RequestObject *new_request(PyObject *obj, int writable, int device_ok)
 {
     RequestObject *r = PyObject_New(RequestObject, &RequestType);
     if (!r)
@@ -422,7 +436,7 @@ static RequestObject *new_request(PyObject *obj, int writable)
     r->has_buf2 = 0;
     r->done = 0;
     r->error = 0;
-    if (get_buffer(obj, &r->buf, writable) < 0) {
+    if (get_buffer_dev(obj, &r->buf, writable, device_ok) < 0) {
         Py_DECREF(r);
         return NULL;
     }
@@ -441,7 +455,7 @@ static PyObject *group_isend(GroupObject *self, PyObject *args)
         return NULL;
     if (parse_rank(self->size, dobj, "dest", 0, &dest) < 0 || parse_tag(tobj, 0, &tag) < 0)
         return NULL;
-    RequestObject *r = new_request(obj, 0);
+    RequestObject *r = new_request(obj, 0, 1);
     if (!r)
         return NULL;
     int rc;
@@ -463,7 +477,7 @@ static PyObject *group_irecv(GroupObject *self, PyObject *args)
         return NULL;
     if ((sobj && parse_rank(self->size, sobj, "source", 1, &source) < 0) || (tobj && parse_tag(tobj, 1, &tag) < 0))
         return NULL;
-    RequestObject *r = new_request(obj, 1);
+    RequestObject *r = new_request(obj, 1, 1);
     if (!r)
         return NULL;
     int rc;
@@ -512,7 +526,7 @@ static PyObject *group_bcast(GroupObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:bcast", &obj, &robj) || parse_rank(self->size, robj, "root", 0, &root) < 0)
         return NULL;
     Py_buffer b;
-    if (get_buffer(obj, &b, 1) < 0)
+    if (get_buffer_dev(obj, &b, 1, 1) < 0)
         return NULL;
     if (b.len > 0x7fffffff) {
         PyBuffer_Release(&b);
@@ -538,9 +552,9 @@ static PyObject *reduce_common(GroupObject *self, PyObject *args, int all)
         return NULL;
     Py_buffer s, r;
     int have_r = robj != Py_None;
-    if (get_buffer(sobj, &s, 0) < 0)
+    if (get_buffer_dev(sobj, &s, 0, 1) < 0)
         return NULL;
-    if (have_r && get_buffer(robj, &r, 1) < 0) {
+    if (have_r && get_buffer_dev(robj, &r, 1, 1) < 0) {
         PyBuffer_Release(&s);
         return NULL;
     }
@@ -611,9 +625,9 @@ static PyObject *move_common(GroupObject *self, PyObject *args, int kind)
     CALL(waitio_group_rank(self->g, &me));
     Py_buffer s = {0}, r = {0};
     int have_s = sobj != Py_None, have_r = robj != Py_None, failed = 0;
-    if (have_s && get_buffer(sobj, &s, 0) < 0)
+    if (have_s && get_buffer_dev(sobj, &s, 0, 1) < 0)
         return NULL;
-    if (have_r && get_buffer(robj, &r, 1) < 0) {
+    if (have_r && get_buffer_dev(robj, &r, 1, 1) < 0) {
         if (have_s)
             PyBuffer_Release(&s);
         return NULL;
@@ -1175,7 +1189,7 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC PyInit__core(void)
 {
     if (PyType_Ready(&GroupType) < 0 || PyType_Ready(&RequestType) < 0 || PyType_Ready(&WindowType) < 0 ||
-        PyType_Ready(&FutureType) < 0)
+        PyType_Ready(&FutureType) < 0 || PyType_Ready(&DeviceHoldType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m)

@@ -58,14 +58,17 @@ static FutureObject *future_new(void)
     return o;
 }
 
-/* Exports OBJ into the future's next buffer slot (kept until completion). */
-static int future_hold(FutureObject *o, PyObject *obj, int writable)
+/* Exports OBJ into the future's next buffer slot (kept until completion); DEVICE_OK: a device
+ * array too (the operation's C call takes device memory). */
+static int future_hold_dev(FutureObject *o, PyObject *obj, int writable, int device_ok)
 {
-    if (get_buffer(obj, &o->buf[o->nbuf], writable) < 0)
+    if (get_buffer_dev(obj, &o->buf[o->nbuf], writable, device_ok) < 0)
         return -1;
     o->nbuf++;
     return 0;
 }
+
+static int future_hold(FutureObject *o, PyObject *obj, int writable) { return future_hold_dev(o, obj, writable, 0); }
 
 static void future_release_bufs(FutureObject *o)
 {
@@ -365,7 +368,7 @@ static PyObject *window_put(WindowObject *self, PyObject *args)
         parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0)
         return NULL;
     Py_buffer b;
-    if (get_buffer(obj, &b, 0) < 0)
+    if (get_buffer_dev(obj, &b, 0, 1) < 0) /* device memory too: the library copies with the GPU */
         return NULL;
     BLOCKING(rc, waitio_put(self->w, rank, (size_t)off, b.buf, (size_t)b.len));
     PyBuffer_Release(&b);
@@ -383,7 +386,7 @@ static PyObject *window_get(WindowObject *self, PyObject *args)
         parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0)
         return NULL;
     Py_buffer b;
-    if (get_buffer(obj, &b, 1) < 0)
+    if (get_buffer_dev(obj, &b, 1, 1) < 0)
         return NULL;
     BLOCKING(rc, waitio_get(self->w, rank, (size_t)off, b.buf, (size_t)b.len));
     PyBuffer_Release(&b);
@@ -400,7 +403,7 @@ static PyObject *window_inonblocking(WindowObject *self, PyObject *args, int is_
     if (!PyArg_ParseTuple(args, is_put ? "OnO:iput" : "OnO:iget", &tobj, &off, &obj) || window_live(self) < 0 ||
         parse_win_rank(self, tobj, &rank) < 0 || parse_offset(off) < 0)
         return NULL;
-    RequestObject *r = new_request(obj, !is_put);
+    RequestObject *r = new_request(obj, !is_put, 1);
     if (!r)
         return NULL;
     LOCKED(rc, is_put ? waitio_iput(self->w, rank, (size_t)off, r->buf.buf, (size_t)r->buf.len, &r->req)
@@ -584,7 +587,7 @@ static PyObject *window_xfer_f(WindowObject *self, PyObject *args, int is_put)
     FutureObject *o = future_new();
     if (!o)
         return NULL;
-    if (future_hold(o, obj, !is_put) < 0) {
+    if (future_hold_dev(o, obj, !is_put, 1) < 0) {
         Py_DECREF(o);
         return NULL;
     }
@@ -972,7 +975,7 @@ static PyObject *group_irpc(GroupObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiOO:irpc", &tobj, &id, &aobj, &robj) ||
         parse_rank(self->size, tobj, "target", 0, &rank) < 0)
         return NULL;
-    RequestObject *r = new_request(robj, 1);
+    RequestObject *r = new_request(robj, 1, 0);
     if (!r)
         return NULL;
     if (get_buffer(aobj, &r->buf2, 0) < 0) {

@@ -45,7 +45,7 @@ KINDS = {1: "send", 2: "send_done", 3: "recv", 4: "recv_done", 5: "wait_begin", 
          13: "match", 14: "test"}
 COLL_OPS = {1: "barrier", 2: "bcast", 3: "reduce", 4: "allreduce", 5: "gather", 6: "scatter",
             7: "allgather", 8: "alltoall"}
-PATHS = {0: "flat", 1: "hierarchical", 2: "paired", 3: "pipelined"}
+PATHS = {0: "flat", 1: "hierarchical", 2: "paired", 3: "pipelined", 4: "segmented"}
 RMA_OPS = {1: "put", 2: "get", 3: "atomic", 4: "rpc"}
 TRANSPORTS = {1: "tcp", 2: "shm", 4: "file"}
 ANY = 0xFFFFFFFF

@@ -32,7 +32,12 @@ _Static_assert(WIO_REGISTER_MAX >= REGISTER_HDR + ENTRY_LEN + WIO_PROC_EXT_MAX,
                "frame.h's REGISTER bound must hold one entry with the largest extension");
 _Static_assert(WIO_BOOT_ENTRY_EXT_AT + 4 == ENTRY_LEN, "the extension's length ends the fixed part");
 _Static_assert(WIO_PROC_EXT_MAX == 2048u, "entry_why names the limit");
-#define RETRY_INTERVAL 0.2
+/* A process that finds no master (not listening yet, or the rendezvous file not written)
+ * tries again after a pause that starts at RETRY_FIRST and doubles up to RETRY_MAX, each drawn
+ * within +-25 % so that thousands of processes started together do not retry in step: a master
+ * that comes up a millisecond late costs about a millisecond, not a fixed interval. */
+#define RETRY_FIRST 0.001
+#define RETRY_MAX 0.1
 /* Start-up progress notices (shown by default): nothing when start-up is quick, a first line
  * after REPORT_FIRST seconds of waiting, then one at every REPORT_EVERY seconds of waiting
  * (5, 10, 20, 30 s...), each saying what is still missing. */
@@ -76,6 +81,27 @@ static int wait_reporting(wio_engine *e, int (*ready)(void *), void *arg, double
 }
 
 static wio_stream_ctx *boot_ctx(const wio_engine *e) { return e->boot_streams; }
+
+typedef struct backoff {
+    double pause, max;
+    unsigned seed;
+} backoff;
+
+static void backoff_init(backoff *b, double first, double max)
+{
+    b->pause = first;
+    b->max = max;
+    b->seed = (unsigned)getpid() * 2654435761u ^ (unsigned)(wio_now() * 1e6);
+}
+
+/* The next pause: the current one +-25 %, then doubled up to the cap. */
+static double backoff_next(backoff *b)
+{
+    double jitter = 0.75 + 0.5 * ((double)rand_r(&b->seed) / ((double)RAND_MAX + 1.0));
+    double p = b->pause * jitter;
+    b->pause = b->pause * 2 > b->max ? b->max : b->pause * 2;
+    return p;
+}
 static int boot_run(wio_engine *e, double deadline, double timeout);
 
 /* ------------------------------------------------------------------------------------ */
@@ -588,13 +614,41 @@ static int rdvfile_read(const char *path, wio_addr *out)
 /* ------------------------------------------------------------------------------------ */
 /* master                                                                                */
 
+/* The processes of one host, once the table is out: they read it from one segment (ours, or
+ * the one its leader made), else each gets the TABLE. */
+typedef struct host_group {
+    uint64_t host_id;
+    struct master_conn **members; /* into the master's sorted array; the leader among them */
+    size_t nmembers;
+    struct master_conn *leader;   /* another host's process that makes the segment, or NULL */
+    int open;                     /* members (the leader aside) whose connection is open */
+    int ready;                    /* the segment exists: ref holds TABLE_REF's payload */
+    int full;                     /* no segment: members get the TABLE itself */
+    int released;                 /* the segment was removed (ours) or RELEASE sent (leader's) */
+    char own[WIO_TABLE_SHM_NAME_MAX + 1]; /* our segment, to remove */
+    uint8_t ref[WIO_TABLE_REF_MAX];
+    size_t ref_len;
+    uint8_t in_ref[WIO_TABLE_REF_MAX]; /* the leader's TABLE_REF as it arrives */
+} host_group;
+
+/* What the master holds per connection is small and fixed: the payloads it sends are the one
+ * table, the one TABLE_REF of the connection's host, or an ERROR text allocated on refusal. */
 typedef struct master_conn {
     int pb, rank;             /* -1 until registered (rank: the first one it registered) */
     int refused;              /* an ERROR was sent: later blocks are ignored */
     uint8_t *reg;             /* REGISTER payload being received (one block at a time) */
+    uint64_t host_id;         /* of the first entry it registered: where its process runs */
+    host_group *hg;           /* set when the table goes out */
+    int served;               /* TABLE or TABLE_REF queued for it */
     wio_send_item item;
-    char text[WIO_ERROR_TEXT_MAX];
+    char *text;               /* an ERROR's text, while it is sent */
     int sending;
+    struct {                  /* one frame waiting for the one in flight */
+        int type;             /* 0: none */
+        uint16_t flags;
+        const uint8_t *payload;
+        size_t len;
+    } queued;
     struct master *m;
     wio_stream *conn;
     struct master_conn *next;
@@ -605,9 +659,16 @@ typedef struct master {
     wio_boot_roster r;        /* who registered */
     master_conn *conns;
     int in_flight;
+    int nqueued;              /* connections with a frame queued behind the one in flight */
+    int open;                 /* registered connections still open after the table went out */
     double timeout;
     uint8_t *table;
     size_t table_len;
+    uint8_t digest[WIO_BOOT_DIGEST_LEN];
+    int shm;                  /* WAITIO_BOOT_TABLE_SHM */
+    master_conn **sorted;     /* registered connections by host id (the groups' members) */
+    host_group *groups;
+    size_t ngroups;
 } master;
 
 static void master_item_done(wio_send_item *it, int err)
@@ -621,8 +682,17 @@ static void master_item_done(wio_send_item *it, int err)
 static void master_send(master *m, master_conn *mc, uint8_t type, uint16_t flags,
                         const uint8_t *payload, size_t len)
 {
-    if (!mc->conn || mc->sending)
+    if (!mc->conn)
         return;
+    if (mc->sending) { /* sent once the one in flight is out (master_send_queued) */
+        if (!mc->queued.type)
+            m->nqueued++;
+        mc->queued.type = type;
+        mc->queued.flags = flags;
+        mc->queued.payload = payload;
+        mc->queued.len = len;
+        return;
+    }
     wio_send_item *it = &mc->item;
     memset(&it->h, 0, sizeof it->h);
     it->h.type = type;
@@ -642,19 +712,47 @@ static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const
 
 static void master_reply_error(master *m, master_conn *mc, uint16_t flags, const char *fmt, ...)
 {
+    char text[WIO_ERROR_TEXT_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(mc->text, sizeof mc->text, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    wio_warn("rendezvous: refusing a registration: %s", mc->text);
+    wio_warn("rendezvous: refusing a registration: %s", text);
+    if (mc->text || mc->sending) /* one ERROR per connection */
+        return;
+    if (!(mc->text = strdup(text)))
+        return;
     master_send(m, mc, WIO_FT_ERROR, flags, (const uint8_t *)mc->text, strlen(mc->text));
+}
+
+/* Frames queued behind one in flight go out once it is (checked as the master waits). */
+static void master_send_queued(master *m)
+{
+    if (!m->nqueued)
+        return;
+    for (master_conn *mc = m->conns; mc; mc = mc->next)
+        if (mc->queued.type && (!mc->sending || !mc->conn)) {
+            int type = mc->queued.type;
+            mc->queued.type = 0;
+            m->nqueued--;
+            master_send(m, mc, (uint8_t)type, mc->queued.flags, mc->queued.payload, mc->queued.len);
+        }
 }
 
 static int master_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, uint8_t **dest)
 {
     (void)ctx;
     master_conn *mc = user;
-    if (h->type != WIO_FT_REGISTER || mc->reg || h->len < REGISTER_HDR + ENTRY_LEN)
+    if (h->type == WIO_FT_TABLE_REF) { /* a leader's segment: only from a leader, only once */
+        host_group *g = mc->hg;
+        if (!g || g->leader != mc || g->ready || g->full || h->len > sizeof g->in_ref)
+            return -1;
+        *dest = g->in_ref;
+        return 0;
+    }
+    if (h->type == WIO_FT_TABLE_FETCH) /* no payload (frame.h's bound) */
+        return mc->served ? 0 : -1;
+    if (h->type != WIO_FT_REGISTER || mc->reg || mc->hg || h->len < REGISTER_HDR + ENTRY_LEN)
         return -1; /* the entries' lengths are checked as the payload is parsed */
     if (mc->refused)
         return 0; /* discarded: the process already has its ERROR */
@@ -672,10 +770,22 @@ static const char *master_record_block(master *m, int pb, int first, int size, i
     return wio_boot_roster_add(&m->r, pb, first, size, k, entries);
 }
 
+static void master_on_ref(master *m, master_conn *mc, size_t len);
+static void master_on_fetch(master *m, master_conn *mc);
+static void master_conn_gone(master *m, master_conn *mc);
+
 static int master_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     master *m = ctx;
     master_conn *mc = user;
+    if (h->type == WIO_FT_TABLE_REF) {
+        master_on_ref(m, mc, h->len);
+        return 0;
+    }
+    if (h->type == WIO_FT_TABLE_FETCH) {
+        master_on_fetch(m, mc);
+        return 0;
+    }
     if (!mc->reg)
         return 0; /* a block after a refusal */
     wio_boot_reg reg;
@@ -696,8 +806,10 @@ static int master_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
         master_reply_error(m, mc, 0, "PB %d rank %d: %s", reg.pb, reg.first, why);
     else {
         mc->refused = 0;
-        if (mc->pb < 0)
+        if (mc->pb < 0) {
             mc->rank = reg.first;
+            mc->host_id = reg.entries[0].host_id;
+        }
         mc->pb = reg.pb;
         wio_debug("rendezvous: PB %d ranks %d..%d of %d registered", reg.pb, reg.first,
                   reg.first + reg.k - 1, reg.size);
@@ -741,6 +853,10 @@ static void master_on_closed(void *ctx, void *user, int err, const char *why, in
     if (!mc)
         return;
     mc->conn = NULL;
+    if (mc->hg) { /* the table is out: its process has it, or is gone */
+        master_conn_gone(m, mc);
+        return;
+    }
     if (mc->pb >= 0) {
         wio_debug("rendezvous: PB %d rank %d disconnected: %s", mc->pb, mc->rank, why);
         return;
@@ -752,6 +868,7 @@ static void master_on_closed(void *ctx, void *user, int err, const char *why, in
             break;
         }
     free(mc->reg);
+    free(mc->text);
     free(mc);
 }
 
@@ -813,8 +930,13 @@ static void master_free(master *m)
         if (mc->conn)
             wio_stream_close(mc->conn, WAITIO_ERR_CANCELLED);
         free(mc->reg);
+        free(mc->text);
         free(mc);
     }
+    for (size_t i = 0; i < m->ngroups; i++) /* ours, if a process never took it */
+        wio_boot_shm_unlink(m->groups[i].own);
+    free(m->groups);
+    free(m->sorted);
     wio_boot_roster_free(&m->r);
     free(m->table);
 }
@@ -910,10 +1032,171 @@ static wio_addr master_bind_address(const wio_engine *e, const wio_addr *master_
     return a;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* the table to every process: one segment per host (docs/protocol.md, "Start-up")        */
+
+/* Sends mc its table the way its host gets it: the TABLE with PUBLISH to a leader, TABLE_REF
+ * once the host's segment exists, the TABLE itself when there is none; nothing yet while the
+ * leader makes it. */
+static void master_serve(master *m, master_conn *mc)
+{
+    host_group *g = mc->hg;
+    if (mc->served || !mc->conn)
+        return;
+    if (g->leader == mc)
+        master_send(m, mc, WIO_FT_TABLE, WIO_FF_PUBLISH, m->table, m->table_len);
+    else if (g->ready)
+        master_send(m, mc, WIO_FT_TABLE_REF, 0, g->ref, g->ref_len);
+    else if (g->full)
+        master_send(m, mc, WIO_FT_TABLE, 0, m->table, m->table_len);
+    else
+        return;
+    mc->served = 1;
+}
+
+static void group_serve(master *m, host_group *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++)
+        master_serve(m, g->members[i]);
+}
+
+/* Every member that was open took the table or left: the segment goes. */
+static void group_release_if_done(master *m, host_group *g)
+{
+    if (g->released || g->open > 0 || !(g->ready || g->full))
+        return;
+    g->released = 1;
+    if (g->own[0]) {
+        wio_boot_shm_unlink(g->own);
+        g->own[0] = '\0';
+    } else if (g->leader && g->leader->conn) {
+        master_send(m, g->leader, WIO_FT_TABLE_RELEASE, 0, NULL, 0);
+    }
+}
+
+/* No segment for g after all (the leader could not make one, sent a bad reference or left):
+ * its members get the TABLE. */
+static void group_fall_back(master *m, host_group *g, const char *why)
+{
+    wio_debug("rendezvous: host %016llx: %s; its %zu processes get the table each",
+              (unsigned long long)g->host_id, why, g->nmembers);
+    g->full = 1;
+    group_serve(m, g);
+    group_release_if_done(m, g);
+}
+
+/* A leader's TABLE_REF: its segment must hold our table (length, digest) under one of our names. */
+static void master_on_ref(master *m, master_conn *mc, size_t len)
+{
+    host_group *g = mc->hg; /* checked at frame_begin: mc leads g, which waits for it */
+    wio_boot_ref r;
+    const char *why = wio_boot_parse_ref(g->in_ref, len, &r);
+    if (!why && (r.table_len != m->table_len || memcmp(r.digest, m->digest, sizeof r.digest) != 0))
+        why = "the leader's segment is not of this table";
+    if (why) {
+        wio_warn("rendezvous: PB %d rank %d: %s", mc->pb, mc->rank, why);
+        group_fall_back(m, g, why);
+        return;
+    }
+    g->ref_len = wio_boot_ref_encode(&r, g->ref);
+    g->ready = 1;
+    group_serve(m, g);
+    group_release_if_done(m, g);
+}
+
+/* TABLE_FETCH: a member could not open its host's segment, or a leader could not make it. */
+static void master_on_fetch(master *m, master_conn *mc)
+{
+    host_group *g = mc->hg;
+    if (g && g->leader == mc) {
+        if (!g->ready && !g->full)
+            group_fall_back(m, g, "its leader could not make the segment");
+        return;
+    }
+    master_send(m, mc, WIO_FT_TABLE, 0, m->table, m->table_len);
+}
+
+static void master_conn_gone(master *m, master_conn *mc)
+{
+    host_group *g = mc->hg;
+    m->open--;
+    if (g->leader == mc) {
+        if (!g->ready && !g->full)
+            group_fall_back(m, g, "its leader left before making the segment");
+        return;
+    }
+    g->open--;
+    group_release_if_done(m, g);
+}
+
+static int cmp_conn_host(const void *a, const void *b)
+{
+    uint64_t x = (*(master_conn *const *)a)->host_id, y = (*(master_conn *const *)b)->host_id;
+    return (x > y) - (x < y);
+}
+
+/* Groups the registered connections by host and starts each group's way to the table: our
+ * host reads our segment; another host of two or more processes gets it through its first
+ * process (the leader); a lone process, or all without WAITIO_BOOT_TABLE_SHM, the TABLE. The
+ * table itself is one buffer that every connection's send refers to. */
+static int master_distribute(master *m)
+{
+    size_t n = 0;
+    for (master_conn *mc = m->conns; mc; mc = mc->next)
+        n += mc->pb >= 0 && mc->conn;
+    if (wio_boot_table_digest(m->table, m->table_len, m->digest) != 0)
+        return wio_fail(WAITIO_ERR_SYS, "SHA-256 of the address table failed");
+    m->sorted = malloc((n ? n : 1) * sizeof *m->sorted);
+    m->groups = calloc(n ? n : 1, sizeof *m->groups);
+    if (!m->sorted || !m->groups)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory for the table's distribution");
+    n = 0;
+    for (master_conn *mc = m->conns; mc; mc = mc->next)
+        if (mc->pb >= 0 && mc->conn)
+            m->sorted[n++] = mc;
+    qsort(m->sorted, n, sizeof *m->sorted, cmp_conn_host);
+    for (size_t i = 0; i < n;) {
+        host_group *g = &m->groups[m->ngroups++];
+        g->host_id = m->sorted[i]->host_id;
+        g->members = &m->sorted[i];
+        while (i < n && m->sorted[i]->host_id == g->host_id)
+            m->sorted[i++]->hg = g;
+        g->nmembers = (size_t)(&m->sorted[i] - g->members);
+        int ours = g->host_id == m->e->self.host_id;
+        wio_boot_ref r;
+        if (!m->shm || g->nmembers < 2) {
+            g->full = 1;
+        } else if (!ours) {
+            g->leader = g->members[0];
+        } else if (wio_boot_shm_publish(m->table, m->table_len, m->digest, &r) == 0) {
+            snprintf(g->own, sizeof g->own, "%s", r.name);
+            g->ref_len = wio_boot_ref_encode(&r, g->ref);
+            g->ready = 1;
+        } else {
+            wio_debug("rendezvous: %s; the processes of this host get the table each", waitio_error_message());
+            g->full = 1;
+        }
+        g->open = (int)g->nmembers - (g->leader != NULL);
+    }
+    m->open = (int)n;
+    for (size_t i = 0; i < n; i++)
+        master_serve(m, m->sorted[i]);
+    wio_debug("rendezvous: table of %zu bytes to %zu processes on %zu hosts", m->table_len, n, m->ngroups);
+    return 0;
+}
+
+/* Every process took the table (its connection closed) and everything queued went out. */
+static int master_delivered(void *arg)
+{
+    master *m = arg;
+    master_send_queued(m);
+    return m->open == 0 && m->in_flight == 0;
+}
+
 static int master_run(wio_engine *e, double deadline, double timeout, const boot_block *b,
                       const wio_addr *master_host, uint8_t **table, size_t *table_len)
 {
-    master m = {.e = e, .timeout = timeout};
+    master m = {.e = e, .timeout = timeout, .shm = wio_setting_num("WAITIO_BOOT_TABLE_SHM", 1) != 0};
     if (wio_boot_roster_init(&m.r, e->npb, (uint32_t)e->cfg.max_procs) != 0)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory in the rendezvous master");
     const char *port_env = wio_env("WAITIO_MASTER_PORT");
@@ -959,11 +1242,8 @@ static int master_run(wio_engine *e, double deadline, double timeout, const boot
             master_reply_error(&m, mc, WIO_FF_TIMEOUT, "%s", text);
         wio_engine_wait_until(e, master_flushed, &m, wio_now() + 1.0);
         rc = wio_fail(WAITIO_ERR_TIMEOUT, "%s", text);
-    } else if (!rc && !(rc = master_build_table(&m))) {
-        for (master_conn *mc = m.conns; mc; mc = mc->next)
-            if (mc->pb >= 0)
-                master_send(&m, mc, WIO_FT_TABLE, 0, m.table, m.table_len);
-        rc = wio_engine_wait_until(e, master_flushed, &m, wio_now() + 30.0);
+    } else if (!rc && !(rc = master_build_table(&m)) && !(rc = master_distribute(&m))) {
+        rc = wio_engine_wait_until(e, master_delivered, &m, wio_now() + 30.0);
         if (rc == WAITIO_ERR_TIMEOUT)
             rc = wio_fail(WAITIO_ERR_BOOT, "could not deliver the address table to every process");
         if (!rc) {
@@ -988,6 +1268,9 @@ typedef struct client {
     size_t *block_len;         /* of each REGISTER payload */
     wio_send_item *items;      /* one per block */
     uint8_t *payload;          /* TABLE or ERROR being received */
+    uint8_t ref[WIO_TABLE_REF_MAX]; /* TABLE_REF being received, or the one we send as leader */
+    wio_send_item ctl;         /* our TABLE_REF or TABLE_FETCH */
+    char made[WIO_TABLE_SHM_NAME_MAX + 1]; /* leader: our host's segment, until RELEASE */
     int outcome;               /* 0 waiting, 1 table, 2 error, 3 connection lost */
     int error_code;
     int registered;
@@ -1023,7 +1306,15 @@ static int client_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, 
 {
     client *cl = ctx;
     (void)user;
-    if ((h->type != WIO_FT_TABLE && h->type != WIO_FT_ERROR) || cl->payload)
+    if (h->type == WIO_FT_TABLE_REF) { /* bounded by frame.h's WIO_TABLE_REF_MAX */
+        if (cl->table || h->len > sizeof cl->ref)
+            return -1;
+        *dest = cl->ref;
+        return 0;
+    }
+    if (h->type == WIO_FT_TABLE_RELEASE)
+        return cl->made[0] ? 0 : -1;
+    if ((h->type != WIO_FT_TABLE && h->type != WIO_FT_ERROR) || cl->payload || cl->table)
         return -1;
     cl->payload = malloc(h->len + 1);
     if (!cl->payload)
@@ -1032,15 +1323,78 @@ static int client_on_frame_begin(void *ctx, void *user, const wio_frame_hdr *h, 
     return 0;
 }
 
+static void client_send_ctl(client *cl, uint8_t type, size_t len)
+{
+    wio_send_item *it = &cl->ctl;
+    memset(it, 0, sizeof *it);
+    it->h.type = type;
+    it->payload = len ? cl->ref : NULL;
+    it->total = len;
+    if (cl->conn)
+        wio_stream_send(cl->conn, it);
+}
+
+/* The leader of a host: writes the table it got to a fresh segment and names it to the master
+ * (TABLE_REF), which sends the reference to the host's other processes and RELEASE once they
+ * all have it; the table is ours already. Without a segment, TABLE_FETCH says so. */
+static void client_publish(client *cl)
+{
+    wio_boot_ref r;
+    uint8_t md[WIO_BOOT_DIGEST_LEN];
+    if (wio_boot_table_digest(cl->table, cl->table_len, md) != 0 ||
+        wio_boot_shm_publish(cl->table, cl->table_len, md, &r) != 0) {
+        wio_debug("rendezvous: cannot publish the table for this host: %s", waitio_error_message());
+        client_send_ctl(cl, WIO_FT_TABLE_FETCH, 0);
+        cl->outcome = 1;
+        return;
+    }
+    snprintf(cl->made, sizeof cl->made, "%s", r.name);
+    client_send_ctl(cl, WIO_FT_TABLE_REF, wio_boot_ref_encode(&r, cl->ref));
+}
+
+/* A TABLE_REF: the table from our host's segment, or TABLE_FETCH when it cannot be opened. */
+static void client_take_ref(client *cl, size_t len)
+{
+    wio_boot_ref r;
+    const char *why = wio_boot_parse_ref(cl->ref, len, &r);
+    int rc = why ? wio_fail(WAITIO_ERR_PROTO, "address table reference from the master: %s", why)
+                 : wio_boot_shm_take(&r, &cl->table);
+    if (rc == 1) {
+        client_send_ctl(cl, WIO_FT_TABLE_FETCH, 0);
+        return;
+    }
+    if (rc) {
+        snprintf(cl->text, sizeof cl->text, "%s", waitio_error_message());
+        cl->error_code = rc;
+        cl->outcome = 2;
+        return;
+    }
+    cl->table_len = (size_t)r.table_len;
+    cl->outcome = 1;
+}
+
 static int client_on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
 {
     client *cl = ctx;
     (void)user;
+    if (h->type == WIO_FT_TABLE_REF) {
+        client_take_ref(cl, h->len);
+        return 0;
+    }
+    if (h->type == WIO_FT_TABLE_RELEASE) { /* every process of our host has the table */
+        wio_boot_shm_unlink(cl->made);
+        cl->made[0] = '\0';
+        cl->outcome = 1;
+        return 0;
+    }
     if (h->type == WIO_FT_TABLE) {
         cl->table = cl->payload;
         cl->table_len = h->len;
         cl->payload = NULL;
-        cl->outcome = 1;
+        if (h->flags & WIO_FF_PUBLISH)
+            client_publish(cl);
+        else
+            cl->outcome = 1;
         return 0;
     }
     memcpy(cl->text, cl->payload, h->len);
@@ -1062,6 +1416,12 @@ static void client_on_closed(void *ctx, void *user, int err, const char *why, in
     cl->conn = NULL;
     if (cl->outcome)
         return;
+    if (cl->table) { /* a leader whose master is gone: the table is ours, the segment goes */
+        wio_boot_shm_unlink(cl->made);
+        cl->made[0] = '\0';
+        cl->outcome = 1;
+        return;
+    }
     snprintf(cl->last_failure, sizeof cl->last_failure, "%s", why);
     if (err == WAITIO_ERR_AUTH) {
         cl->error_code = WAITIO_ERR_AUTH;
@@ -1093,10 +1453,12 @@ static void client_report(void *arg, double waited)
                  cl->where[0] ? cl->where : cl->e->cfg.rendezvous, cl->last_failure, waited, cl->timeout);
 }
 
+/* Progresses the engine until t, never blocking past it (pauses of a millisecond are meant). */
 static int sleep_until(wio_engine *e, double t)
 {
-    while (wio_now() < t) {
-        int rc = wio_engine_progress(e, 20);
+    for (double now = wio_now(); now < t; now = wio_now()) {
+        int ms = (int)((t - now) * 1000.0 + 0.999);
+        int rc = wio_engine_progress(e, ms < 1 ? 1 : ms > 20 ? 20 : ms);
         if (rc)
             return rc;
     }
@@ -1138,6 +1500,8 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
     }
     wio_addr master = *first_master;
     int have_master = first_master->family != 0;
+    backoff retry;
+    backoff_init(&retry, RETRY_FIRST, RETRY_MAX);
     char where[128] = "";
     snprintf(cl.last_failure, sizeof cl.last_failure, "no answer");
     while (!rc) {
@@ -1154,7 +1518,7 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
             if (waiting) {
                 snprintf(cl.last_failure, sizeof cl.last_failure, "rendezvous file %.4000s not written yet",
                          e->cfg.rendezvous);
-                rc = sleep_until(e, wio_now() + RETRY_INTERVAL);
+                rc = sleep_until(e, wio_now() + backoff_next(&retry));
                 continue;
             }
             have_master = 1;
@@ -1175,12 +1539,13 @@ static int client_run(wio_engine *e, double deadline, double timeout, const wio_
             break;
         /* master not there yet (or restarting): try again; the file may name a new one */
         have_master = !e->cfg.rendezvous[0];
-        rc = sleep_until(e, wio_now() + RETRY_INTERVAL);
+        rc = sleep_until(e, wio_now() + backoff_next(&retry));
     }
     if (cl.conn) {
         wio_stream_close(cl.conn, WAITIO_ERR_CANCELLED);
         cl.conn = NULL;
     }
+    wio_boot_shm_unlink(cl.made); /* a leader that stopped waiting for RELEASE */
     free(cl.payload);
     if (rc == WAITIO_ERR_TIMEOUT) {
         if (cl.registered)
@@ -1263,12 +1628,10 @@ static int dir_open(wio_engine *e, dir_boot *d)
     return rc;
 }
 
-/* Sleeps a little longer each time nothing changed, progressing the engine meanwhile. */
-static int dir_wait(wio_engine *e, double *pause)
+/* Sleeps a little longer each time nothing changed (jittered), progressing the engine meanwhile. */
+static int dir_wait(wio_engine *e, backoff *pause)
 {
-    int rc = sleep_until(e, wio_now() + *pause);
-    *pause = *pause * 2 > DIR_POLL_MAX ? DIR_POLL_MAX : *pause * 2;
-    return rc;
+    return sleep_until(e, wio_now() + backoff_next(pause));
 }
 
 static void dir_clear(const dir_boot *d) { wio_file_clear_at(d->fd); } /* never follows a link */
@@ -1383,7 +1746,8 @@ static int dir_master(wio_engine *e, dir_boot *d, double deadline, double timeou
     wio_info("start-up through the directory %s", d->dir);
     int nacks = 0, max_acks = 0;
     dir_ack *acks = NULL;
-    double pause = DIR_POLL_MIN;
+    backoff pause;
+    backoff_init(&pause, DIR_POLL_MIN, DIR_POLL_MAX);
     progress prog;
     progress_init(&prog, deadline - timeout);
     while (!rc && !master_done(&m)) {
@@ -1517,7 +1881,8 @@ static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeou
         return rc;
     uint8_t registered[DIR_EPOCH_LEN] = {0}, epoch[DIR_EPOCH_LEN];
     int have_registered = 0;
-    double pause = DIR_POLL_MIN;
+    backoff pause;
+    backoff_init(&pause, DIR_POLL_MIN, DIR_POLL_MAX);
     progress prog;
     progress_init(&prog, deadline - timeout);
     for (;;) {
@@ -1541,7 +1906,7 @@ static int dir_client(wio_engine *e, dir_boot *d, double deadline, double timeou
                     break;
                 memcpy(registered, epoch, DIR_EPOCH_LEN);
                 have_registered = 1;
-                pause = DIR_POLL_MIN;
+                backoff_init(&pause, DIR_POLL_MIN, DIR_POLL_MAX);
             }
         }
         if (have_registered && dir_regs_acked(e, d, &regs, registered) &&
@@ -1643,6 +2008,11 @@ int wio_boot_self_address(wio_engine *e)
     self.port = 0; /* the tcp transport's listener fills it in */
     e->self.addr = self;
     e->self.host_id = host_identity();
+    /* test hook (boot_shm.sh): processes of this host that act as another host's, so that one
+     * machine tests the way a table reaches the processes of other hosts (their leader) */
+    const char *fake = wio_env("WAITIO_TEST_HOST_ID");
+    if (fake && *fake)
+        e->self.host_id = strtoull(fake, NULL, 16);
     return 0;
 }
 

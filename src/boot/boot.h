@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/engine.h"
+#include "core/frame.h"
 
 #define WIO_BOOT_ENTRY_LEN WIO_TABLE_ENTRY_LEN /* docs/protocol.md, "Start-up": an entry's fixed part */
 #define WIO_BOOT_ENTRY_EXT_AT 40 /* where the fixed part holds its extension's le16 length */
@@ -77,6 +78,30 @@ const char *wio_boot_roster_add(wio_boot_roster *r, int pb, int first, int size,
 /* Once every PB is complete: the encoded address table (malloc'd), or NULL with *why set. */
 uint8_t *wio_boot_roster_table(const wio_boot_roster *r, size_t *len, const char **why);
 void wio_boot_roster_free(wio_boot_roster *r);
+
+/* boot_shm.c: the table in one shared-memory segment per host (TABLE_REF, frame.h). */
+#define WIO_BOOT_DIGEST_LEN 32
+typedef struct wio_boot_ref {
+    uint64_t table_len;
+    uint8_t digest[WIO_BOOT_DIGEST_LEN];        /* SHA-256 of the table */
+    char name[WIO_TABLE_SHM_NAME_MAX + 1];      /* the segment, NUL-terminated */
+} wio_boot_ref;
+/* SHA-256 of the table: 0, or -1. */
+int wio_boot_table_digest(const uint8_t *t, size_t len, uint8_t out[WIO_BOOT_DIGEST_LEN]);
+/* TABLE_REF's payload (at most WIO_TABLE_REF_MAX bytes at out); returns its length. */
+size_t wio_boot_ref_encode(const wio_boot_ref *r, uint8_t *out);
+/* Parses a TABLE_REF payload; NULL, or why it is malformed (the name must be one of this
+ * user's segment names). */
+const char *wio_boot_parse_ref(const uint8_t *p, size_t len, wio_boot_ref *out);
+/* Creates a fresh segment (O_EXCL, 0600, unpredictable name) holding the len bytes at t; *out
+ * names it. 0, or an error (nothing left behind). */
+int wio_boot_shm_publish(const uint8_t *t, size_t len, const uint8_t digest[WIO_BOOT_DIGEST_LEN],
+                         wio_boot_ref *out);
+/* The table r names, copied out and checked against r's digest: 0 with *table (malloc'd), 1
+ * when the segment cannot be opened here (ask the master for the TABLE instead), or an error
+ * with its message (a segment of the wrong owner, mode, size or digest). */
+int wio_boot_shm_take(const wio_boot_ref *r, uint8_t **table);
+void wio_boot_shm_unlink(const char *name);
 
 /* boot_job.c: the one-job MPMD launch (the MPI job is the instance). */
 /* With the adapter's job layout and no instance variable: c->job = 1, PBs from MPI. */

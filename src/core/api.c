@@ -10,6 +10,7 @@
 #include "core/engine.h"
 #include "core/settings.h"
 #include "core/trace.h"
+#include "gpu/gpu.h"
 #include "rma/rma.h"
 #include "waitio_adapter.h"
 #include "waitio_version.h"
@@ -37,6 +38,7 @@ static int engine_setup(wio_engine *e, int timeout)
         return rc;
     wio_log_set_identity(e->cfg.pbid, e->cfg.local_rank);
     wio_job_notice(&e->cfg);
+    e->gpu_ipc = wio_setting_num("WAITIO_GPU_IPC", 1) != 0; /* device messages on one host */
     if ((rc = wio_engine_check_transports(e)) ||
         (rc = e->cfg.job ? wio_job_key(&e->key, boot_timeout) : wio_key_load(&e->key)))
         return rc;
@@ -97,6 +99,7 @@ int waitio_finalize(void)
     wio_rma_free(e);
     wio_engine_current = NULL;
     wio_engine_free(e);
+    wio_gpu_release_all(); /* CUDA IPC mappings and pinned staging buffers */
     wio_adapter_finalize(); /* last: MPI that the adapter initialised goes with WaitIO */
     return rc;
 }

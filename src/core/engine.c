@@ -16,6 +16,7 @@
 #include "core/api_lock.h"
 #include "core/engine.h"
 #include "core/trace.h"
+#include "gpu/gpu.h"
 
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
 #define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
@@ -357,7 +358,11 @@ static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
     r->item.total = 0;
     r->item.done = send_rts_done;
     const wio_link *l = &p->main;
-    size_t n = r->msg_len > 0 && l->tp->ops->rdv_pack ? l->tp->ops->rdv_pack(l->conn, r->buf, r->msg_len, r->rdv_wire) : 0;
+    size_t n;
+    if (r->gpu == WIO_GPU_SEND_IPC) /* a device buffer: the CUDA IPC descriptor, to a peer of this host */
+        n = l->tp->ops->rdv_pack == NULL || strcmp(l->tp->ops->name, "shm") ? 0 : WIO_GPU_DESC_LEN;
+    else
+        n = r->msg_len > 0 && l->tp->ops->rdv_pack ? l->tp->ops->rdv_pack(l->conn, r->buf, r->msg_len, r->rdv_wire) : 0;
     r->rdv_offered = n > 0;
     r->rdv_len = (uint8_t)n;
     if (n) {
@@ -375,7 +380,7 @@ static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
 static int choose_protocol(wio_engine *e, wio_peer *p, wio_req_impl *r)
 {
     int64_t cost = (int64_t)r->msg_len + EAGER_OVERHEAD;
-    if (r->msg_len <= p->eager_limit && cost <= p->send_credit) {
+    if (r->msg_len <= p->eager_limit && cost <= p->send_credit && r->gpu != WIO_GPU_SEND_IPC) {
         p->send_credit -= cost;
         r->state = WIO_RS_SEND_EAGER;
         r->item.h.type = WIO_FT_EAGER;
@@ -440,11 +445,40 @@ static void send_cts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64_t sende
     peer_queue(e, p, it);
 }
 
+/* A CUDA IPC descriptor (gpu_isend): maps the sender's allocation (cached per peer) and copies
+ * the message with the GPU's copy engines, to the user's device buffer or host memory alike.
+ * The message must lie inside the mapped allocation (the driver's range of it). Any failure
+ * leaves the message to DATA frames, which the sender then stages. */
+static void gpu_read_in_place(wio_engine *e, wio_peer *p, wio_req_impl *r, const uint8_t *desc)
+{
+    wio_gpu_ipc_handle h;
+    memcpy(h.bytes, desc + 1, WIO_GPU_IPC_HANDLE_LEN);
+    uint64_t off = wio_get_le64(desc + 1 + WIO_GPU_IPC_HANDLE_LEN);
+    uint64_t len = wio_get_le64(desc + 9 + WIO_GPU_IPC_HANDLE_LEN);
+    void *base;
+    wio_mem_kind kind;
+    if (len != r->msg_len || off > UINT64_MAX - len || wio_gpu_ipc_open(p->id, &h, &base) != 0 ||
+        wio_gpu_mem_kind((const uint8_t *)base + off, (size_t)len, &kind, NULL) != 0 || kind != WIO_MEM_CUDA)
+        return;
+    void *dst = r->gpu == WIO_GPU_RECV ? r->gpu_user : r->buf;
+    if (wio_gpu_copy(dst, (const uint8_t *)base + off, r->msg_len) != 0)
+        return;
+    if (r->gpu == WIO_GPU_RECV)
+        r->gpu = WIO_GPU_RECV_DIRECT;
+    r->received = r->msg_len;
+    r->rdv_done = 1;
+    e->gpu_ipc_copies++;
+}
+
 /* Reads the message straight from the sender's buffer through the transport (shm's single
- * copy); on failure the CTS asks for DATA frames as usual, which overwrite whatever part was
- * copied. */
+ * copy) or CUDA IPC; on failure the CTS asks for DATA frames as usual, which overwrite whatever
+ * part was copied. */
 static void read_in_place(wio_engine *e, wio_peer *p, wio_req_impl *r, const uint8_t *desc, size_t desc_len)
 {
+    if (desc_len == WIO_GPU_DESC_LEN && desc[0] == WIO_GPU_DESC_MARK) {
+        gpu_read_in_place(e, p, r, desc);
+        return;
+    }
     const wio_link *l = &p->main;
     if (!l->conn || !l->tp->ops->rdv_get || l->tp->ops->rdv_get(l->conn, desc, desc_len, r->buf, r->msg_len) != 0)
         return;
@@ -928,6 +962,26 @@ static int rts_arrived(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     return 0;
 }
 
+/* An IPC offer the receiver could not take: the device buffer is copied to host staging now and
+ * the DATA frames go from there. */
+static int gpu_stage_late(wio_engine *e, wio_req_impl *s)
+{
+    void *bounce;
+    int rc = wio_gpu_bounce_get(s->msg_len, &bounce);
+    if (rc)
+        return rc;
+    if ((rc = wio_gpu_copy(bounce, s->gpu_user, s->msg_len)) != 0) {
+        wio_gpu_bounce_put(bounce, s->msg_len);
+        return rc;
+    }
+    s->gpu = WIO_GPU_SEND_STAGED;
+    s->buf = bounce;
+    s->gpu_bounce = bounce;
+    s->gpu_bounce_len = s->msg_len;
+    e->gpu_staged++;
+    return 0;
+}
+
 static int begin_cts(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
 {
     wio_peer *p = l->peer;
@@ -947,6 +1001,12 @@ static int begin_cts(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     if (s->msg_len == 0) {
         wio_req_complete(s, 0);
         return 0;
+    }
+    if (s->gpu == WIO_GPU_SEND_IPC && gpu_stage_late(e, s) != 0) {
+        /* the receiver waits for DATA we cannot produce: the connection fails (both sides
+         * report it), the send with the device error */
+        wio_req_complete(s, WAITIO_ERR_DEVICE);
+        return -1;
     }
     s->state = WIO_RS_SEND_DATA;
     wio_send_item *it = &s->item;
@@ -1212,6 +1272,7 @@ static void peer_fail(wio_engine *e, wio_peer *p, int err, const char *why)
     link_close(&p->bulk, err);
     drop_pending(p, err);
     fail_requests_of_peer(e, p, err);
+    wio_gpu_ipc_close_peer(p->id); /* its device memory we mapped (CUDA IPC) */
     if (e->ext) /* one-sided layer: what it holds for the peer */
         e->ext->peer_lost(e->ext_ctx, p->id, err);
 }
@@ -1257,6 +1318,7 @@ static void peer_bye_received(wio_engine *e, wio_peer *p)
     link_close(&p->bulk, WAITIO_ERR_PEER_FINALIZED);
     drop_pending(p, WAITIO_ERR_PEER_FINALIZED);
     fail_requests_of_peer(e, p, WAITIO_ERR_PEER_FINALIZED);
+    wio_gpu_ipc_close_peer(p->id);
     if (e->ext) /* one-sided layer: what it holds for the peer */
         e->ext->peer_lost(e->ext_ctx, p->id, WAITIO_ERR_PEER_FINALIZED);
 }
@@ -1584,6 +1646,44 @@ static int send_at_once(wio_engine *e, wio_peer *p, uint32_t gid, uint32_t src, 
     return 1;
 }
 
+/* A send from device memory (docs/transports.md, "GPU memory"): a large message is offered
+ * through CUDA IPC (its RTS carries the descriptor, which a receiver on this host maps and
+ * copies from; any other receiver's CTS makes us stage it then, begin_cts); a small one, or
+ * any when the export fails or WAITIO_GPU_IPC=0, is copied to a host staging buffer now and
+ * sent from there. */
+static int engine_isend(wio_engine *e, wio_group *g, wio_peer *p, int dst, const void *buf, size_t len,
+                        uint64_t tag, uint32_t ctx, uint8_t gpu, const uint8_t *gpu_desc, wio_req_impl **out);
+
+static int gpu_isend(wio_engine *e, wio_group *g, wio_peer *p, int dst, const void *buf, size_t len,
+                     uint64_t tag, uint32_t ctx, wio_req_impl **out)
+{
+    uint8_t desc[WIO_GPU_DESC_LEN];
+    wio_gpu_ipc_handle h;
+    size_t off;
+    if (e->gpu_ipc && len > e->cfg.eager_limit && len > WIO_SEND_NOW_MAX &&
+        wio_gpu_ipc_export(buf, &h, &off) == 0) {
+        desc[0] = WIO_GPU_DESC_MARK;
+        memcpy(desc + 1, h.bytes, WIO_GPU_IPC_HANDLE_LEN);
+        wio_put_le64(desc + 1 + WIO_GPU_IPC_HANDLE_LEN, (uint64_t)off);
+        wio_put_le64(desc + 9 + WIO_GPU_IPC_HANDLE_LEN, (uint64_t)len);
+        return engine_isend(e, g, p, dst, buf, len, tag, ctx, WIO_GPU_SEND_IPC, desc, out);
+    }
+    void *bounce;
+    int rc = wio_gpu_bounce_get(len, &bounce);
+    if (rc)
+        return rc;
+    if ((rc = wio_gpu_copy(bounce, buf, len)) != 0 ||
+        (rc = engine_isend(e, g, p, dst, bounce, len, tag, ctx, WIO_GPU_SEND_STAGED, NULL, out)) != 0 || !*out) {
+        wio_gpu_bounce_put(bounce, len); /* failed, or sent at once: the copy is no longer needed */
+        return rc;
+    }
+    e->gpu_staged++;
+    (*out)->gpu_user = (void *)buf;
+    (*out)->gpu_bounce = bounce;
+    (*out)->gpu_bounce_len = len;
+    return 0;
+}
+
 int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size_t len,
                      uint64_t tag, uint32_t ctx, wio_req_impl **out)
 {
@@ -1600,12 +1700,24 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
     wio_peer *p = wio_engine_peer(e, pid);
     if (!p)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
+    wio_mem_kind kind = WIO_MEM_HOST;
+    if (len && (rc = wio_gpu_mem_kind(buf, len, &kind, NULL)) != 0)
+        return rc;
+    if (kind == WIO_MEM_CUDA)
+        return gpu_isend(e, g, p, dst, buf, len, tag, ctx, out);
+    return engine_isend(e, g, p, dst, buf, len, tag, ctx, WIO_GPU_NONE, NULL, out);
+}
+
+static int engine_isend(wio_engine *e, wio_group *g, wio_peer *p, int dst, const void *buf, size_t len,
+                        uint64_t tag, uint32_t ctx, uint8_t gpu, const uint8_t *gpu_desc, wio_req_impl **out)
+{
+    uint32_t pid = p->id;
     /* recorded before the message can leave: a receiver must never see it first */
     uint64_t msg = p->msgs_out + 1;
     uint8_t *rec = NULL;
     if (wio_trace_on)
         rec = wio_trace_event(WIO_TR_SEND, 0, pid, g->gid | ctx, tag, len, msg, 0, 0);
-    if (send_at_once(e, p, g->gid | ctx, (uint32_t)g->my_rank, tag, buf, len)) {
+    if (gpu != WIO_GPU_SEND_IPC && send_at_once(e, p, g->gid | ctx, (uint32_t)g->my_rank, tag, buf, len)) {
         wio_trace_flag(rec, WIO_TR_AT_ONCE);
         p->msgs_out = msg;
         p->bytes_out += len;
@@ -1617,6 +1729,11 @@ int wio_engine_isend(wio_engine *e, wio_group *g, int dst, const void *buf, size
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a send");
     p->msgs_out = msg; /* committed: the receiver counts it too */
     p->bytes_out += len;
+    r->gpu = gpu; /* before the message can leave: choose_protocol and prepare_rts read these */
+    if (gpu == WIO_GPU_SEND_IPC) {
+        r->gpu_user = (void *)buf;
+        memcpy(r->rdv_wire, gpu_desc, WIO_GPU_DESC_LEN);
+    }
     r->tr_msg = msg;
     r->grp = g;
     r->gid = g->gid | ctx;
@@ -1657,9 +1774,17 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     uint32_t pid = src == WAITIO_ANY_SOURCE ? WIO_ID_BOOT : g->members[src];
     if (pid == e->my_id)
         return self_send_unsupported();
+    wio_mem_kind kind = WIO_MEM_HOST;
+    if (len && (rc = wio_gpu_mem_kind(buf, len, &kind, NULL)) != 0)
+        return rc;
+    void *bounce = NULL;
+    if (kind == WIO_MEM_CUDA && (rc = wio_gpu_bounce_get(len, &bounce)) != 0)
+        return rc;
     wio_req_impl *r = wio_req_alloc(e, WIO_REQ_RECV);
-    if (!r)
+    if (!r) {
+        wio_gpu_bounce_put(bounce, len);
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory posting a receive");
+    }
     WIO_TRACE(WIO_TR_RECV, 0, pid == WIO_ID_BOOT ? WIO_TR_ANY : pid, g->gid | ctx, tag, len, 0, 0, 0);
     r->grp = g;
     r->gid = g->gid | ctx;
@@ -1668,6 +1793,13 @@ int wio_engine_irecv(wio_engine *e, wio_group *g, int src, void *buf, size_t len
     r->tag = tag;
     r->buf = buf;
     r->cap = len;
+    if (bounce) { /* a device buffer: data lands in host staging (or comes by CUDA IPC) */
+        r->gpu = WIO_GPU_RECV;
+        r->gpu_user = buf;
+        r->buf = bounce;
+        r->gpu_bounce = bounce;
+        r->gpu_bounce_len = len;
+    }
     r->state = WIO_RS_RECV_POSTED;
     *out = r;
     wio_unexp *ux = wio_mq_take_unexpected(&e->mq, r);
@@ -1915,6 +2047,9 @@ int wio_engine_finalize(wio_engine *e)
             e->tps[i].ops->stats(e->tps[i].ctx, line, sizeof line);
             wio_debug("finalize: %s", line);
         }
+    if (e->gpu_ipc_copies || e->gpu_staged)
+        wio_debug("finalize: device messages: %llu received through CUDA IPC, %llu sent staged through host memory",
+                  (unsigned long long)e->gpu_ipc_copies, (unsigned long long)e->gpu_staged);
     double deadline = wio_now() + e->cfg.finalize_timeout;
     /* frames already handed to the kernel-side queues go out first, then BYE, then we wait
      * for each peer to close its side, so no data in flight is cut off by a reset */

@@ -143,7 +143,25 @@ typedef struct wio_req_impl {
     uint64_t tr_msg;         /* its message number between the pair (trace.h) */
     wio_send_item item;      /* EAGER / RTS / DATA / CTS frame */
     void *ext;               /* WIO_REQ_RMA: the one-sided layer's state of the operation */
+    /* device (GPU) memory (docs/transports.md, "GPU memory"): the user's buffer is gpu_user and
+     * buf is a host staging buffer (gpu_bounce) — or, for WIO_GPU_SEND_IPC, the device buffer
+     * itself, offered through CUDA IPC and staged only if the receiver cannot map it */
+    uint8_t gpu;             /* WIO_GPU_*: 0 for host memory */
+    void *gpu_user;
+    void *gpu_bounce;
+    size_t gpu_bounce_len;
 } wio_req_impl;
+
+enum {
+    WIO_GPU_NONE = 0,
+    WIO_GPU_SEND_STAGED,     /* the message was copied to gpu_bounce at isend */
+    WIO_GPU_SEND_IPC,        /* rendezvous offering a CUDA IPC descriptor (rdv_wire) */
+    WIO_GPU_RECV,            /* received into gpu_bounce, copied to gpu_user at completion */
+    WIO_GPU_RECV_DIRECT,     /* copied by CUDA IPC straight into gpu_user: nothing left to copy */
+};
+/* Completes a receive into device memory: copies what arrived in its staging buffer to the
+ * user's device buffer (request.c; engine.c's CUDA IPC path). */
+void wio_req_gpu_finish(wio_req_impl *r);
 
 enum wio_unexp_kind { WIO_UX_EAGER = 1, WIO_UX_RTS = 2 };
 
@@ -254,6 +272,8 @@ typedef struct wio_engine {
     /* counters */
     uint64_t frames_in, frames_out;
     uint64_t single_copies, single_copy_bytes;
+    uint64_t gpu_ipc_copies, gpu_staged; /* device messages: through CUDA IPC / host staging */
+    int gpu_ipc;             /* WAITIO_GPU_IPC: offer device buffers through CUDA IPC on one host */
     uint64_t rdv_main, rdv_bulk;     /* rendezvous data sent on the main link / the bulk link */
     /* one-sided layer (src/rma), attached at init */
     const wio_engine_ext *ext;

@@ -30,6 +30,7 @@ const char *waitio_strerror(int err)
         [WAITIO_ERR_UNREACHABLE] = "no transport reaches the peer",
         [WAITIO_ERR_BOUNDS] = "one-sided access outside the target's window",
         [WAITIO_ERR_RPC] = "remote procedure call failed (no such handler, or the handler failed)",
+        [WAITIO_ERR_DEVICE] = "device (GPU) memory operation failed or no CUDA driver",
     };
     if (err < 0 || err >= WAITIO_ERR_MAX_)
         return "unknown error code";

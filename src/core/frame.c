@@ -74,10 +74,11 @@ static uint64_t payload_bound(unsigned type)
     case WIO_FT_REGISTER: return WIO_REGISTER_MAX;
     case WIO_FT_TABLE: return WIO_TABLE_MAX;
     case WIO_FT_ERROR: return WIO_ERROR_TEXT_MAX;
+    case WIO_FT_TABLE_REF: return WIO_TABLE_REF_MAX;
     case WIO_FT_RTS: return WIO_RTS_PAYLOAD_MAX;
     case WIO_FT_RMA:
     case WIO_FT_RMA_REPLY: return WIO_RMA_PAYLOAD_MAX;
-    default: return 0; /* CTS, CREDIT, BYE, IDLE_CLOSE, ACCEPT carry no payload */
+    default: return 0; /* CTS, CREDIT, BYE, IDLE_CLOSE, ACCEPT, TABLE_FETCH, TABLE_RELEASE: none */
     }
 }
 
@@ -119,7 +120,7 @@ const char *wio_frame_type_name(unsigned type)
     static const char *const names[WIO_FT_MAX_] = {
         "?", "HELLO", "HELLO_ACK", "AUTH", "EAGER", "RTS", "CTS",
         "DATA", "CREDIT", "BYE", "REGISTER", "TABLE", "ERROR", "IDLE_CLOSE", "SHM_OFFER", "SHM_READY",
-        "ACCEPT", "RMA", "RMA_REPLY",
+        "ACCEPT", "RMA", "RMA_REPLY", "TABLE_REF", "TABLE_FETCH", "TABLE_RELEASE",
     };
     return type < WIO_FT_MAX_ ? names[type] : "?";
 }

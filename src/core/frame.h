@@ -44,6 +44,11 @@ enum wio_frame_type {
     WIO_FT_ACCEPT = 16,     /* acceptor -> connector after AUTH: the verdict (flags: REJECT, NACK) */
     WIO_FT_RMA = 17,        /* one-sided request (src/rma/am.c): tag = operation, gid = window */
     WIO_FT_RMA_REPLY = 18,  /* one-sided reply: id = the origin's request, aux = offset */
+    /* start-up, one table per host (boot.c, docs/protocol.md "Start-up"): */
+    WIO_FT_TABLE_REF = 19,     /* master -> process: the table is in segment (payload below);
+                                * a host's leader -> master: it made that segment */
+    WIO_FT_TABLE_FETCH = 20,   /* process -> master: the segment could not be opened, send TABLE */
+    WIO_FT_TABLE_RELEASE = 21, /* master -> a host's leader: its host has the table, remove it */
     WIO_FT_MAX_
 };
 
@@ -56,6 +61,8 @@ enum wio_frame_type {
 #define WIO_FF_SHM 0x0020u     /* (unused since the shm transport has its own socket) */
 #define WIO_FF_CMA 0x0040u     /* RTS: a direct-read descriptor follows; CTS: the data was read */
 #define WIO_FF_BULK 0x0080u    /* HELLO: a bulk connection (rendezvous DATA only, WIO_TPC_BULK) */
+#define WIO_FF_PUBLISH 0x0100u /* TABLE: write it to a shared-memory segment for this host and
+                                * answer with TABLE_REF (the host's leader, boot.c) */
 
 /* Hard payload bounds, independent of tuning (tuned limits are checked by the engine). */
 #define WIO_HANDSHAKE_MAX 256u
@@ -74,13 +81,23 @@ enum wio_frame_type {
 #define WIO_REGISTER_MAX (256u << 10)
 #define WIO_ERROR_TEXT_MAX 4096u
 #define WIO_TABLE_MAX (256u << 20)
+/* TABLE_REF's payload: le64 table length, the table's SHA-256 (32 bytes), then the segment's
+ * name (1..WIO_TABLE_SHM_NAME_MAX bytes, no NUL: "/waitio-<uid>-<pid>-n<pid ns>-t<random>",
+ * shm_ring.c's naming, so that the leftover sweep knows it). TABLE_FETCH, TABLE_RELEASE: none. */
+#define WIO_TABLE_SHM_NAME_MAX 63u
+#define WIO_TABLE_REF_MAX (8u + 32u + WIO_TABLE_SHM_NAME_MAX)
 /* The most processes one address table can describe (its 4-byte PB count and the sizes of up to
  * 2^16 PBs aside): the ceiling of WAITIO_MAX_PROCS, which bounds an instance (boot.c). */
 #define WIO_PROCS_MAX ((WIO_TABLE_MAX - 4u - 4u * 65536u) / WIO_TABLE_ENTRY_LEN)
 #define WIO_PROCS_DEFAULT (1u << 20)
 #define WIO_EAGER_HARD_MAX (16u << 20)
 #define WIO_CHUNK_HARD_MAX (64u << 20)
-#define WIO_RTS_PAYLOAD_MAX 24u /* RTS: a transport's direct-read descriptor (shm: 16 B) */
+/* RTS: a direct-read descriptor: a transport's (shm: 16 B, ucx: at most 24 B) or a CUDA IPC
+ * descriptor of a device buffer (WIO_GPU_DESC_LEN: mark byte, 64-byte handle, le64 offset, le64
+ * length), told apart by their lengths (docs/protocol.md, "GPU memory") */
+#define WIO_RTS_PAYLOAD_MAX 96u
+#define WIO_GPU_DESC_LEN 81u
+#define WIO_GPU_DESC_MARK 0xc7u
 #define WIO_RMA_PAYLOAD_MAX (64u << 20) /* RMA, RMA_REPLY: one piece of a put / get / call */
 
 typedef struct wio_frame_hdr {

@@ -25,6 +25,7 @@ static const char *const subsys_names[WIO_SUB_COUNT] = {
     [WIO_SUB_TCP] = "tcp",   [WIO_SUB_SHM] = "shm",   [WIO_SUB_FILE] = "file",
     [WIO_SUB_UCX] = "ucx",   [WIO_SUB_RMA] = "rma",   [WIO_SUB_SHMEM] = "shmem",
     [WIO_SUB_MPI] = "mpi",   [WIO_SUB_COLL] = "coll", [WIO_SUB_TRACE] = "trace",
+    [WIO_SUB_GPU] = "gpu",
 };
 #define NLEVELS ((int)(sizeof level_names / sizeof level_names[0]))
 #define LEVEL_LIST "off, notice, error, warn, info, debug"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/engine.h"
 #include "core/trace.h"
+#include "gpu/gpu.h"
 
 uint64_t wio_req_id(const wio_req_impl *r) { return ((uint64_t)r->gen << 32) | r->slot; }
 
@@ -54,6 +55,9 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->rdv_len = 0;
     r->status = (waitio_status_t){0};
     r->ext = NULL;
+    r->gpu = WIO_GPU_NONE;
+    r->gpu_user = r->gpu_bounce = NULL;
+    r->gpu_bounce_len = 0;
     wio_send_item *it = &r->item;
     wio_list_init(&it->link);
     it->h = (wio_frame_hdr){0};
@@ -87,6 +91,10 @@ wio_req_impl *wio_req_alloc(wio_engine *e, int kind)
 
 void wio_req_release(wio_engine *e, wio_req_impl *r)
 {
+    if (r->gpu_bounce) { /* a device message's staging buffer */
+        wio_gpu_bounce_put(r->gpu_bounce, r->gpu_bounce_len);
+        r->gpu_bounce = NULL;
+    }
     r->state = WIO_RS_FREE;
     r->gen++;                        /* stale ids stop matching at once */
     e->free_slots[e->nfree++] = r->slot;
@@ -113,16 +121,33 @@ void wio_req_complete(wio_req_impl *r, int err)
     r->state = WIO_RS_DONE;
     if (!r->status.error)
         r->status.error = err;
+    if (r->gpu == WIO_GPU_RECV)
+        wio_req_gpu_finish(r);
     if (r->kind != WIO_REQ_RMA)
         WIO_TRACE(r->kind == WIO_REQ_SEND ? WIO_TR_SEND_DONE : WIO_TR_RECV_DONE, 0,
                   r->peer_id == WIO_ID_BOOT ? WIO_TR_ANY : r->peer_id, r->gid, r->status.tag, r->status.len,
                   r->tr_msg, 0, r->status.error);
 }
 
+/* What arrived in the staging buffer goes to the user's device buffer; a failed copy fails the
+ * receive. */
+void wio_req_gpu_finish(wio_req_impl *r)
+{
+    r->gpu = WIO_GPU_RECV_DIRECT;
+    size_t n = r->status.len < r->cap ? r->status.len : r->cap;
+    if (r->status.error) /* nothing is copied from a failed (or truncated) receive */
+        return;
+    if (n && wio_gpu_copy(r->gpu_user, r->buf, n) != 0 && !r->status.error)
+        r->status.error = WAITIO_ERR_DEVICE;
+}
+
 void wio_req_pool_free(wio_engine *e)
 {
-    for (uint32_t i = 0; i < e->nreqs; i++)
+    for (uint32_t i = 0; i < e->nreqs; i++) {
+        if (e->reqs[i] && e->reqs[i]->gpu_bounce) /* a device message never waited for */
+            wio_gpu_bounce_put(e->reqs[i]->gpu_bounce, e->reqs[i]->gpu_bounce_len);
         free(e->reqs[i]);
+    }
     free(e->reqs);
     free(e->free_slots);
     e->reqs = NULL;

@@ -45,7 +45,8 @@ enum wio_trace_op {
     WIO_TR_OP_SCATTER, WIO_TR_OP_ALLGATHER, WIO_TR_OP_ALLTOALL,
 };
 enum wio_trace_rma { WIO_TR_RMA_PUT = 1, WIO_TR_RMA_GET, WIO_TR_RMA_ATOMIC, WIO_TR_RMA_RPC };
-enum wio_trace_path { WIO_TR_PATH_FLAT = 0, WIO_TR_PATH_HIER, WIO_TR_PATH_PAIRED, WIO_TR_PATH_PIPELINE };
+enum wio_trace_path { WIO_TR_PATH_FLAT = 0, WIO_TR_PATH_HIER, WIO_TR_PATH_PAIRED, WIO_TR_PATH_PIPELINE,
+                      WIO_TR_PATH_SEGMENTED };
 
 /* hidden: read PC-relative (one load when tracing is off) */
 extern int wio_trace_on __attribute__((visibility("hidden")));

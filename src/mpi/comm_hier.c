@@ -5,7 +5,7 @@
  * (waitio_adapter_ops.sub_create, MPI_Comm_create_group on the PB's communicator), and only the
  * parts' heads (each part's first member) talk over WaitIO. hier.c decides per call between this
  * and the flat algorithms, with the same rules as on the universe (WAITIO_COLL_HIER,
- * waitio_coll_set_path, the one-host size ranges); this file runs the chosen path.
+ * waitio_coll_set_path, coll_tune.c's choice); this file runs the chosen path.
  *
  * The parts, the heads' group and the part's MPI communicator are made when the communicator is:
  * every member then says whether its part's communicator exists, and the path is open only if

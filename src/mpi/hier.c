@@ -1,8 +1,11 @@
 /*
  * hier.c — hierarchical ("MP") collectives: on a group made of whole PBs in PB order (the
  * universe), with an MPI adapter registered, the work inside each PB goes through the PB's own
- * MPI and only the PB heads talk over WaitIO. Seed 001 measured this 7-20x faster than
- * collectives over sockets alone. Anything else falls back to the flat algorithms of src/coll.
+ * MPI and only the PB heads (or the same-rank processes of the PBs) talk over WaitIO. Seed 001
+ * measured this 7-20x faster than collectives over sockets alone. Per call, this file works out
+ * which paths are possible (flat, hierarchical, paired, segmented, pipelined: docs/mpi-layer.md,
+ * "Collective paths"), takes a forced one or asks coll_tune.c to choose, and runs it; the flat
+ * algorithms are src/coll's.
  */
 #define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdint.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include "coll/coll.h"
 #include "coll/datatype.h"
+#include "mpi/coll_tune.h"
 #include "mpi/mpi_internal.h"
 #include "core/settings.h"
 #include "core/trace.h"
@@ -35,80 +39,40 @@ static int is_whole_instance(const wio_engine *e, const wio_group *g)
 
 static int last_path; /* the path the collective being traced took (WIO_TR_PATH_*) */
 
-/* The collectives whose path (hierarchical or flat) is chosen per call. */
-enum hier_op { HIER_BCAST, HIER_REDUCE, HIER_ALLREDUCE, HIER_BARRIER, HIER_NOPS };
+_Static_assert(WAITIO_COLL_PATH_FLAT == WIO_COLL_PATH_FLAT_ && WAITIO_COLL_PATH_HIER == WIO_COLL_PATH_HIER_ &&
+                   WAITIO_COLL_PATH_PAIRED == WIO_COLL_PATH_PAIRED_ &&
+                   WAITIO_COLL_PATH_SEGMENTED == WIO_COLL_PATH_SEGMENTED_ &&
+                   WAITIO_COLL_PATH_PIPELINE == WIO_COLL_PATH_PIPELINE_ && WIO_COLL_PATH_COUNT_ == 5,
+               "waitio_mpi.h's WAITIO_COLL_PATH_* are coll_tune.h's enum wio_coll_path");
 
-/* Where the hierarchical path wins when every process of the group runs on one host (then the
- * flat algorithms also move everything through shared memory): message sizes [min, max).
- * Measured with bench/run-collectives.sh, 2 PBs x 4 Open MPI processes on 2 cores, medians of
- * 5 runs (docs/benchmarks.md, "Collectives"). Overridable with WAITIO_COLL_HIER_<OP>=MIN-MAX. */
-static const struct hier_range {
-    const char *env;
-    size_t min, max;
-    int set;                       /* moved by its variable */
-} one_host[HIER_NOPS] = {
-    [HIER_BCAST] = {"WAITIO_COLL_HIER_BCAST", 16u << 10, 512u << 10},
-    [HIER_REDUCE] = {"WAITIO_COLL_HIER_REDUCE", 16u << 10, SIZE_MAX},
-    [HIER_ALLREDUCE] = {"WAITIO_COLL_HIER_ALLREDUCE", 0, 1u << 10},
-    [HIER_BARRIER] = {"WAITIO_COLL_HIER_BARRIER", 0, SIZE_MAX},
-};
+#define PATH_BIT(p) (1u << (p))
 
-/* WAITIO_COLL_HIER: 1 = hierarchical whenever possible, 0 = flat, unset/auto = chosen; read
+/* WAITIO_COLL_HIER: auto = chosen per call, 0 = flat, 1 = hierarchical, or a path by name; read
  * at the first collective, then only waitio_coll_set_path changes it. Not per call: a lookup
  * in the environment of an MPI job (about 90 variables) cost 0.2 µs of a 0.9 µs pipelined
  * 64-byte reduce of 2 PBs x 4 (eight lookups per call on 2 cores). */
-static int hier_mode_setting = -2; /* -2: not read yet */
+static int path_setting = -2; /* -2: not read yet */
 
-static int hier_mode(void)
+static int path_mode(void)
 {
-    if (hier_mode_setting != -2)
-        return hier_mode_setting;
+    static const char *const names[WIO_COLL_PATH_COUNT_] = {"0", "1", "paired", "segmented", "pipeline"};
+    if (path_setting != -2)
+        return path_setting;
     const char *v = wio_setting_str("WAITIO_COLL_HIER", NULL); /* bad: said, auto used */
-    if (!v || !*v || !strcmp(v, "auto"))
-        hier_mode_setting = WAITIO_COLL_PATH_AUTO;
-    else
-        hier_mode_setting = strcmp(v, "0") ? WAITIO_COLL_PATH_HIER : WAITIO_COLL_PATH_FLAT;
-    return hier_mode_setting;
+    path_setting = WAITIO_COLL_PATH_AUTO;
+    for (int p = 0; v && p < WIO_COLL_PATH_COUNT_; p++)
+        if (!strcmp(v, names[p]))
+            path_setting = p;
+    return path_setting;
 }
 
 int waitio_coll_set_path(int path)
 {
-    if (path != WAITIO_COLL_PATH_AUTO && path != WAITIO_COLL_PATH_FLAT && path != WAITIO_COLL_PATH_HIER)
-        return wio_fail(WAITIO_ERR_ARG, "collective path %d is not WAITIO_COLL_PATH_AUTO, _FLAT or _HIER", path);
-    hier_mode_setting = path;
+    if (path < WAITIO_COLL_PATH_AUTO || path > WAITIO_COLL_PATH_PIPELINE)
+        return wio_fail(WAITIO_ERR_ARG, "collective path %d is not WAITIO_COLL_PATH_AUTO, _FLAT, _HIER, "
+                        "_PAIRED, _SEGMENTED or _PIPELINE", path);
+    path_setting = path;
     return 0;
-}
-
-/* The one-host range of op, from its variable ("MIN-MAX", either side may be empty) or the
- * table, read and parsed once (not per call: the environment of an MPI job is long). A
- * malformed value is logged and ignored. */
-static struct hier_range range_of(enum hier_op op)
-{
-    static struct hier_range cached[HIER_NOPS];
-    static int loaded[HIER_NOPS];
-    if (loaded[op])
-        return cached[op];
-    struct hier_range r = one_host[op];
-    const char *v = wio_env(r.env);
-    loaded[op] = 1;
-    cached[op] = r;
-    if (!v || !*v)
-        return r;
-    char lo[32] = "", hi[32] = "";
-    const char *dash = strchr(v, '-');
-    size_t a = 0, b = SIZE_MAX;
-    if (dash && (size_t)(dash - v) < sizeof lo && strlen(dash + 1) < sizeof hi) {
-        memcpy(lo, v, (size_t)(dash - v));
-        strcpy(hi, dash + 1);
-        if ((!*lo || wio_parse_size(lo, &a) == 0) && (!*hi || wio_parse_size(hi, &b) == 0)) {
-            cached[op].min = a;
-            cached[op].max = b;
-            cached[op].set = 1;
-            return cached[op];
-        }
-    }
-    wio_warn("%s='%s' is not MIN-MAX (bytes, e.g. 16K-512K); using %zu-%zu", r.env, v, r.min, r.max);
-    return r;
 }
 
 /* The group is every process of every PB, PB by PB in PBID order, and every PB has an adapter:
@@ -122,31 +86,113 @@ static int hier_possible(wio_engine *e, wio_group *g)
     return e->all_adapters && is_whole_instance(e, g);
 }
 
-static int one_host_instance(const wio_engine *e) { return e->one_host; }
-
-/* Hierarchical or flat, for op on `bytes` per process. Across hosts the hierarchical path keeps
- * all but the heads' traffic inside each PB's MPI, so it is taken whenever possible; on one host
- * the flat algorithms move data through shared memory too and win at some sizes (one_host). */
-static int choose_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
+/* Every PB has the same number of processes and there is a power of two of PBs: each process
+ * can pair with the process of the same PB-local rank in another PB. */
+static int pairable(const wio_engine *e)
 {
-    int mode = hier_mode();
-    if (mode == WAITIO_COLL_PATH_FLAT || !hier_possible(e, g))
+    if (!e->all_allreduce || (e->npb & (e->npb - 1)))
         return 0;
-    if (mode == WAITIO_COLL_PATH_HIER || !one_host_instance(e))
-        return 1;
-    struct hier_range r = range_of(op);
-    /* a small allreduce in one round over shared memory beats the PBs' MPI and the exchange
-     * after it (three turns of the run queue when 2 x 4 processes share 2 cores) */
-    if (op == HIER_ALLREDUCE && !r.set && wio_coll_allreduce_in_one_round(e, g, bytes))
-        return 0;
-    return bytes >= r.min && bytes < r.max;
+    for (int p = 1; p < e->npb; p++)
+        if (e->nprocs[p] != e->nprocs[0])
+            return 0;
+    return 1;
 }
 
-static int use_hier(wio_engine *e, wio_group *g, enum hier_op op, size_t bytes)
+/* Whether every process's adapter has reduce_scatter_block and allgather (the segmented
+ * allreduce). Start-up publishes no flag for them, so the universe agrees once, by a flat
+ * allreduce, at the first allreduce that could take the path: every process gets there at the
+ * same call (the conditions before it are the same everywhere). A failed agreement closes the
+ * path on this process; the job is broken then anyway. */
+static wio_engine *segment_engine;
+static int segment_everywhere;
+
+static int segment_ops_everywhere(wio_engine *e, wio_group *g)
 {
-    int hier = choose_hier(e, g, op, bytes);
-    last_path = hier ? WIO_TR_PATH_HIER : WIO_TR_PATH_FLAT;
-    return hier;
+    if (segment_engine == e)
+        return segment_everywhere;
+    const waitio_adapter_ops *a = wio_adapter();
+    int mine = a && a->reduce_scatter_block && a->allgather, all = 0;
+    if (wio_coll_allreduce(e, g, &mine, &all, 1, WIO_DT_INT, WIO_OP_MIN) != 0) {
+        wio_warn("the agreement on the segmented allreduce failed: not taking it");
+        all = 0;
+    }
+    segment_engine = e;
+    segment_everywhere = all;
+    return all;
+}
+
+/* ---- the pipelined broadcast's shape (used by the choice and by the broadcast) ---- */
+
+#define PIPE_MIN (32u << 10)      /* smaller messages: the segments' latencies outweigh overlap */
+#define PIPE_SEG_MIN (8u << 10)   /* bytes per segment: at least, ... */
+#define PIPE_SEG_MAX (256u << 10) /* ... at most, ... */
+#define PIPE_NSEG 8               /* ... and about this many segments between those */
+#define PIPE_MAX_PBS 4            /* the root's head sends every segment to each other head itself */
+
+/* The segment size for a broadcast of `bytes`, the same on every process: about PIPE_NSEG
+ * segments, so that a PB's broadcast of one overlaps the heads' transfer of the next at any
+ * size — fixed 256 KiB segments left a 512 KiB message two, and nothing to overlap below it
+ * (on one host, 2 PBs x 4 on 2 cores, they measured slower than one piece). */
+static size_t pipe_seg(size_t bytes)
+{
+    size_t seg = (bytes / PIPE_NSEG + 4095) & ~(size_t)4095;
+    return seg < PIPE_SEG_MIN ? PIPE_SEG_MIN : seg > PIPE_SEG_MAX ? PIPE_SEG_MAX : seg;
+}
+
+/* The paths op can take on `bytes` per process in g (PATH_BIT mask), the same on every process
+ * (every input is agreed: the table's flags, the group, the call's arguments). */
+static unsigned paths_possible(wio_engine *e, wio_group *g, enum wio_coll_op op, size_t bytes)
+{
+    unsigned mask = PATH_BIT(WIO_COLL_PATH_FLAT_);
+    if (!hier_possible(e, g))
+        return mask;
+    mask |= PATH_BIT(WIO_COLL_PATH_HIER_);
+    if (!is_whole_instance(e, g))
+        return mask; /* comm_hier.c runs the head-based path only */
+    if (op == WIO_COLL_OP_ALLREDUCE && pairable(e)) {
+        mask |= PATH_BIT(WIO_COLL_PATH_PAIRED_);
+        /* each piece within the adapter's limit (1 GiB); asked after the size so that all agree */
+        if (bytes / (size_t)e->nprocs[0] < ((size_t)1 << 30) - 64 && segment_ops_everywhere(e, g))
+            mask |= PATH_BIT(WIO_COLL_PATH_SEGMENTED_);
+    }
+    if (op == WIO_COLL_OP_BCAST && e->all_ibcast && e->npb <= PIPE_MAX_PBS && bytes >= PIPE_MIN)
+        mask |= PATH_BIT(WIO_COLL_PATH_PIPELINE_);
+    return mask;
+}
+
+/* WAITIO_COLL_PIPELINE (read per call, and only for broadcasts that could be pipelined): 0
+ * keeps the choice off the pipeline, 1 puts the pipeline in place of the hierarchical broadcast
+ * wherever it is possible (what the variable meant before the choice knew the pipeline),
+ * auto/unset leaves it to the choice. */
+static int pipeline_setting(void)
+{
+    const char *v = wio_setting_str("WAITIO_COLL_PIPELINE", NULL); /* bad: said, auto */
+    return !v || !*v || !strcmp(v, "auto") ? -1 : strcmp(v, "0") != 0;
+}
+
+/* The path op takes on `bytes` per process in g: a forced one where possible (else HIER where
+ * that is, else FLAT), otherwise coll_tune.c's choice among the possible ones. */
+static int choose_path(wio_engine *e, wio_group *g, enum wio_coll_op op, size_t bytes)
+{
+    static const int trace_path[WIO_COLL_PATH_COUNT_] = {WIO_TR_PATH_FLAT, WIO_TR_PATH_HIER, WIO_TR_PATH_PAIRED,
+                                                         WIO_TR_PATH_SEGMENTED, WIO_TR_PATH_PIPELINE};
+    int mode = path_mode(), path = WIO_COLL_PATH_FLAT_, pipe = -1;
+    unsigned mask = mode == WIO_COLL_PATH_FLAT_ ? PATH_BIT(WIO_COLL_PATH_FLAT_) : paths_possible(e, g, op, bytes);
+    if (mask & PATH_BIT(WIO_COLL_PATH_PIPELINE_) && (pipe = pipeline_setting()) == 0 && mode == WAITIO_COLL_PATH_AUTO)
+        mask &= ~PATH_BIT(WIO_COLL_PATH_PIPELINE_);
+    if (mode != WAITIO_COLL_PATH_AUTO)
+        path = mask & PATH_BIT(mode) ? mode : mask & PATH_BIT(WIO_COLL_PATH_HIER_) ? WIO_COLL_PATH_HIER_ : WIO_COLL_PATH_FLAT_;
+    else if (mask != PATH_BIT(WIO_COLL_PATH_FLAT_))
+        path = wio_coll_tune_choose(e, g, op, bytes, mask);
+    if (path < 0 || path >= WIO_COLL_PATH_COUNT_ || !(mask & PATH_BIT(path)))
+        path = WIO_COLL_PATH_FLAT_;
+    if (path == WIO_COLL_PATH_HIER_ && pipe == 1)
+        path = WIO_COLL_PATH_PIPELINE_;
+    last_path = trace_path[path];
+    /* tests/scripts/mpi_coll_paths.sh reads these lines to see each forced path taken */
+    wio_debug("%s of %zu bytes: path %s (%s; possible 0x%x)", wio_coll_op_name(op), bytes,
+              wio_coll_path_name(path), mode == WAITIO_COLL_PATH_AUTO ? "chosen" : "forced", mask);
+    return path;
 }
 
 static int heads_group(wio_engine *e, wio_group **out)
@@ -180,9 +226,6 @@ static int adapter_rc(int rc, const char *what)
 }
 
 /* ---- a broadcast in segments: WaitIO between the heads overlapping the PBs' own MPI ---- */
-
-#define PIPE_SEG (256u << 10) /* bytes per segment */
-#define PIPE_MAX_PBS 4       /* the root's head sends every segment to each other head itself */
 
 typedef struct pipe_wait {
     const waitio_adapter_ops *a;
@@ -228,7 +271,7 @@ static int pipe_finish(pipe_wait *w, int rc)
 /* Sent in place of a segment the head could not receive: the PB's broadcasts must all be
  * posted or its other processes wait for them forever, and MPI must not read a buffer WaitIO
  * may still be writing. Only read. */
-static uint8_t pipe_filler[PIPE_SEG];
+static uint8_t pipe_filler[PIPE_SEG_MAX];
 
 /* The head waits for a segment's receive r and returns its outcome. */
 static int pipe_wait_segment(wio_engine *e, pipe_wait *w, wio_req_impl *r)
@@ -250,7 +293,8 @@ static int pipe_wait_segment(wio_engine *e, pipe_wait *w, wio_req_impl *r)
 static int pipe_receive(wio_engine *e, wio_group *h, int rpb, uint8_t *buf, size_t bytes, uint64_t tag)
 {
     const waitio_adapter_ops *a = wio_adapter();
-    int nseg = (int)((bytes + PIPE_SEG - 1) / PIPE_SEG), rc = 0;
+    size_t seg = pipe_seg(bytes);
+    int nseg = (int)((bytes + seg - 1) / seg), rc = 0;
     void **mreq = calloc((size_t)nseg, sizeof *mreq);
     wio_req_impl **wreq = calloc((size_t)nseg, sizeof *wreq);
     pipe_wait w = {.a = a, .mreq = mreq};
@@ -261,12 +305,12 @@ static int pipe_receive(wio_engine *e, wio_group *h, int rpb, uint8_t *buf, size
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     }
     for (int k = 0; k < nseg && head && !rc; k++) {
-        size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
+        size_t off = (size_t)k * seg, len = bytes - off < seg ? bytes - off : seg;
         rc = wio_engine_irecv(e, h, rpb, buf + off, len, tag, WIO_CTX_COLL, &wreq[k]);
     }
     int mpi_rc = 0;
     for (int k = 0; k < nseg && !mpi_rc && !w.failed; k++) {
-        size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
+        size_t off = (size_t)k * seg, len = bytes - off < seg ? bytes - off : seg;
         if (head && !rc)
             rc = pipe_wait_segment(e, &w, wreq[k]);
         if (w.failed)
@@ -304,7 +348,8 @@ static int pipe_receive(wio_engine *e, wio_group *h, int rpb, uint8_t *buf, size
 static int pipe_send(wio_engine *e, wio_group *h, uint8_t *buf, size_t bytes, uint64_t tag, int pb_bcast)
 {
     const waitio_adapter_ops *a = wio_adapter();
-    int nseg = (int)((bytes + PIPE_SEG - 1) / PIPE_SEG), rc = 0, n = 0;
+    size_t seg = pipe_seg(bytes);
+    int nseg = (int)((bytes + seg - 1) / seg), rc = 0, n = 0;
     wio_req_impl **wreq = NULL;
     if (e->cfg.local_rank == 0) {
         wreq = calloc((size_t)nseg * (size_t)h->size, sizeof *wreq);
@@ -312,7 +357,7 @@ static int pipe_send(wio_engine *e, wio_group *h, uint8_t *buf, size_t bytes, ui
             return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
         for (int k = 0; k < nseg && !rc; k++)
             for (int j = 0; j < h->size && !rc; j++) {
-                size_t off = (size_t)k * PIPE_SEG, len = bytes - off < PIPE_SEG ? bytes - off : PIPE_SEG;
+                size_t off = (size_t)k * seg, len = bytes - off < seg ? bytes - off : seg;
                 if (j != h->my_rank)
                     rc = wio_engine_isend(e, h, j, buf + off, len, tag, WIO_CTX_COLL, &wreq[n++]);
             }
@@ -331,23 +376,11 @@ static int pipe_send(wio_engine *e, wio_group *h, uint8_t *buf, size_t bytes, ui
     return rc ? rc : rc2;
 }
 
-/* WAITIO_COLL_PIPELINE: 1 = large hierarchical broadcasts in segments, 0 = in one piece,
- * unset/auto = in segments when the PBs run on different hosts. On one host (2 PBs x 4 on 2
- * cores) the segments measured slower: 547 vs 313-456 us for 1 MiB, 181 vs 96 us for 256 KiB with
- * 64 KiB segments — the overlap needs cores to overlap on; across hosts the heads' network
- * transfer is what the PBs' broadcasts hide behind. */
-static int pipeline_wanted(const wio_engine *e)
-{
-    const char *v = wio_setting_str("WAITIO_COLL_PIPELINE", NULL); /* bad: said, auto */
-    if (v && *v && strcmp(v, "auto"))
-        return strcmp(v, "0") != 0;
-    return !one_host_instance(e);
-}
-
 static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int dtype, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g, HIER_BCAST, count * wio_dtype_size(dtype)))
+    int path = choose_path(e, g, WIO_COLL_OP_BCAST, count * wio_dtype_size(dtype));
+    if (path == WIO_COLL_PATH_FLAT_)
         return wio_coll_bcast(e, g, buf, count, dtype, root);
     if (!is_whole_instance(e, g))
         return wio_mpi_comm_hier_bcast(e, g, buf, count, dtype, root);
@@ -365,10 +398,9 @@ static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int 
     wio_group *h;
     if ((rc = heads_group(e, &h)))
         return rc;
-    if (bytes >= 2 * PIPE_SEG && e->npb <= PIPE_MAX_PBS && e->all_ibcast && pipeline_wanted(e)) {
+    if (path == WIO_COLL_PATH_PIPELINE_) {
         /* every head takes the same tag from the heads' group; the others never use it */
         uint64_t tag = e->cfg.local_rank == 0 ? h->coll_seq++ : 0;
-        last_path = WIO_TR_PATH_PIPELINE;
         return mine ? pipe_send(e, h, buf, bytes, tag, rlocal == 0)
                     : pipe_receive(e, h, rpb, buf, bytes, tag);
     }
@@ -383,7 +415,7 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
                         int dtype, int op, int root)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g, HIER_REDUCE, count * wio_dtype_size(dtype)))
+    if (choose_path(e, g, WIO_COLL_OP_REDUCE, count * wio_dtype_size(dtype)) == WIO_COLL_PATH_FLAT_)
         return wio_coll_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
     if (!is_whole_instance(e, g))
         return wio_mpi_comm_hier_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
@@ -415,22 +447,33 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     return rc;
 }
 
-/* Every PB has the same number of processes and there is a power of two of PBs: each process
- * can pair with the process of the same PB-local rank in another PB. */
-static int pairable(const wio_engine *e)
+/* Combines buf (count elements, this process's PB's part) with the parts of the processes of
+ * the same PB-local rank in the other PBs, by recursive doubling over WaitIO: log2(NPB)
+ * exchanges that all pairs make at once. Both sides put the lower PBs' part first, so every
+ * process ends with the same bits. `other` holds count elements. */
+static int combine_across_pbs(wio_engine *e, wio_group *g, void *buf, uint8_t *other, size_t count,
+                              int dtype, int op)
 {
-    if (!e->all_allreduce || (e->npb & (e->npb - 1)))
-        return 0;
-    for (int p = 1; p < e->npb; p++)
-        if (e->nprocs[p] != e->nprocs[0])
-            return 0;
-    return 1;
+    size_t bytes = count * wio_dtype_size(dtype);
+    int me = e->cfg.pbid, local = e->cfg.local_rank;
+    for (int mask = 1; mask < e->npb; mask <<= 1) {
+        int pb = me ^ mask;
+        int rc = wio_coll_exchange(e, g, (int)e->pb_offset[pb] + local, buf, other, bytes);
+        if (rc)
+            return rc;
+        if (pb < me) { /* the lower PBs' part first */
+            wio_op_apply(op, dtype, buf, other, count);
+            memcpy(buf, other, bytes);
+        } else {
+            wio_op_apply(op, dtype, other, buf, count);
+        }
+    }
+    return 0;
 }
 
 /* Allreduce without a head: the PB's MPI allreduce gives every process its PB's part, then each
- * process combines parts with its counterparts (same local rank) of the other PBs by recursive
- * doubling over WaitIO — log2(NPB) exchanges that all pairs make at once, and no broadcast at
- * the end. Every process combines the two halves in PB order, so all hold the same bits. */
+ * process combines parts with its counterparts (same local rank) of the other PBs — no
+ * broadcast at the end. */
 static int allreduce_paired(wio_engine *e, wio_group *g, const void *src, void *rbuf, size_t count,
                             int dtype, int op)
 {
@@ -440,20 +483,46 @@ static int allreduce_paired(wio_engine *e, wio_group *g, const void *src, void *
     if (!other)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
     int rc = adapter_rc(adapter->allreduce(adapter->ctx, src, rbuf, count, dtype, op), "allreduce");
-    int me = e->cfg.pbid, local = e->cfg.local_rank;
-    for (int mask = 1; !rc && mask < e->npb; mask <<= 1) {
-        int pb = me ^ mask;
-        rc = wio_coll_exchange(e, g, (int)e->pb_offset[pb] + local, rbuf, other, bytes);
-        if (rc)
-            break;
-        if (pb < me) { /* the lower PBs' part first */
-            wio_op_apply(op, dtype, rbuf, other, count);
-            memcpy(rbuf, other, bytes);
-        } else {
-            wio_op_apply(op, dtype, other, rbuf, count);
-        }
-    }
+    if (!rc)
+        rc = combine_across_pbs(e, g, rbuf, other, count, dtype, op);
     free(other);
+    return rc;
+}
+
+/* Allreduce in pieces, for large messages: the PB's MPI reduce-scatter leaves each of the L
+ * processes of a PB one piece (ceil(count / L) elements, the vector padded to L pieces) of its
+ * PB's part; each process combines its piece with its counterparts' in the other PBs (as the
+ * paired allreduce does with the whole vector: WaitIO then carries 1/L of it per process, all
+ * pairs at once); the PB's MPI allgather puts the pieces together. Each piece is computed once
+ * and copied, so every process holds the same bits. */
+static int allreduce_segmented(wio_engine *e, wio_group *g, const void *src, void *rbuf, size_t count,
+                               int dtype, int op)
+{
+    const waitio_adapter_ops *a = wio_adapter();
+    if (!count)
+        return 0; /* every process has count 0: nothing to move */
+    size_t es = wio_dtype_size(dtype), l = (size_t)e->cfg.local_size;
+    size_t blk = (count + l - 1) / l, pbytes = blk * es, bytes = count * es, padded = blk * l * es;
+    uint8_t *piece = malloc(2 * pbytes), *full = padded != bytes ? malloc(padded) : NULL;
+    if (!piece || (padded != bytes && !full)) {
+        free(piece);
+        free(full);
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    }
+    if (full) { /* the padding is reduced too, and dropped: zeros, so that no op sees garbage */
+        memcpy(full, src, bytes);
+        memset(full + bytes, 0, padded - bytes);
+    }
+    int rc = adapter_rc(a->reduce_scatter_block(a->ctx, full ? full : src, piece, blk, dtype, op),
+                        "reduce_scatter_block");
+    if (!rc)
+        rc = combine_across_pbs(e, g, piece, piece + pbytes, blk, dtype, op);
+    if (!rc) /* rbuf may be src (in place): the reduce-scatter is over with it */
+        rc = adapter_rc(a->allgather(a->ctx, piece, full ? full : rbuf, pbytes), "allgather");
+    if (!rc && full)
+        memcpy(rbuf, full, bytes);
+    free(piece);
+    free(full);
     return rc;
 }
 
@@ -462,7 +531,8 @@ static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *r
 {
     const waitio_adapter_ops *adapter = wio_adapter();
     size_t bytes = count * wio_dtype_size(dtype);
-    if (!use_hier(e, g, HIER_ALLREDUCE, bytes))
+    int path = choose_path(e, g, WIO_COLL_OP_ALLREDUCE, bytes);
+    if (path == WIO_COLL_PATH_FLAT_)
         return wio_coll_allreduce(e, g, sbuf, rbuf, count, dtype, op);
     if (!is_whole_instance(e, g))
         return wio_mpi_comm_hier_allreduce(e, g, sbuf, rbuf, count, dtype, op);
@@ -470,10 +540,10 @@ static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *r
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
     int rc;
     const void *src = sbuf == WIO_IN_PLACE ? rbuf : sbuf;
-    if (pairable(e)) {
-        last_path = WIO_TR_PATH_PAIRED;
+    if (path == WIO_COLL_PATH_PAIRED_)
         return allreduce_paired(e, g, src, rbuf, count, dtype, op);
-    }
+    if (path == WIO_COLL_PATH_SEGMENTED_)
+        return allreduce_segmented(e, g, src, rbuf, count, dtype, op);
     uint8_t *part = malloc(bytes ? bytes : 1);
     if (!part)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
@@ -492,7 +562,7 @@ static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *r
 static int hier_barrier(wio_engine *e, wio_group *g)
 {
     const waitio_adapter_ops *adapter = wio_adapter();
-    if (!use_hier(e, g, HIER_BARRIER, 0))
+    if (choose_path(e, g, WIO_COLL_OP_BARRIER, 0) == WIO_COLL_PATH_FLAT_)
         return wio_coll_barrier(e, g);
     if (!is_whole_instance(e, g))
         return wio_mpi_comm_hier_barrier(e, g);

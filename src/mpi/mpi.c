@@ -4,6 +4,7 @@
  * non-negative ints; statuses are int[WAITIO_STATUS_SIZE].
  */
 #define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "core/settings.h"
 #include "mpi/mpi_internal.h"
 #include "mpi/dtype.h"
+#include "gpu/gpu.h"
 
 /* the library's group ids (waitio.h: from WAITIO_GID_RESERVED up) */
 #define GID_UNIVERSE 0x7ffffff0
@@ -287,13 +289,75 @@ int waitio_mpi_barrier(WAITIO_MPI_Comm comm)
     return e ? wio_mpi_hier_barrier(e, comm) : WAITIO_ERR_STATE;
 }
 
+/* ---- device (GPU) buffers in collectives (docs/transports.md, "GPU memory") ----
+ * The simplest correct way: a collective whose buffer is device memory runs on host copies
+ * (reductions run on the host), the inputs copied in before and the outputs copied back after.
+ * Host buffers cost one kind check per buffer (a branch when no CUDA driver is loaded). */
+typedef struct dev_stage {
+    void *user;   /* the device buffer */
+    void *host;   /* its host copy, NULL when the buffer is host memory */
+    size_t bytes;
+} dev_stage;
+
+/* *use = buf, or a host copy of its `count` elements of dtype (`n` blocks of them) when buf is
+ * device memory; copied in when copy_in. */
+static int dev_open(dev_stage *d, const void *buf, size_t n, int count, int dtype, int copy_in, void **use)
+{
+    *d = (dev_stage){0};
+    *use = (void *)buf;
+    if (!buf || buf == WAITIO_MPI_IN_PLACE || count <= 0 || n == 0)
+        return 0;
+    wio_mem_kind kind;
+    int rc = wio_gpu_mem_kind(buf, 1, &kind, NULL);
+    if (rc || kind == WIO_MEM_HOST)
+        return rc;
+    const wio_mpi_dt *t;
+    if (n > (size_t)INT_MAX / (size_t)count)
+        return wio_fail(WAITIO_ERR_ARG, "a device buffer of more than INT_MAX elements in a collective");
+    if ((rc = wio_mpi_span_bytes((int)(n * (size_t)count), dtype, &d->bytes)) != 0 ||
+        (rc = wio_mpi_dt_get(dtype, &t)) != 0)
+        return rc;
+    copy_in |= !t->contig; /* the gaps of a derived type go back as they were */
+    d->user = (void *)buf;
+    d->host = malloc(d->bytes ? d->bytes : 1);
+    if (!d->host)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory staging a %zu-byte device buffer", d->bytes);
+    if (copy_in && (rc = wio_gpu_copy(d->host, buf, d->bytes)) != 0) {
+        free(d->host);
+        d->host = NULL;
+        return rc;
+    }
+    *use = d->host;
+    return 0;
+}
+
+/* Copies the host copy back (when copy_out and the collective succeeded) and frees it. */
+static int dev_close(dev_stage *d, int copy_out, int rc)
+{
+    if (!d->host)
+        return rc;
+    if (!rc && copy_out)
+        rc = wio_gpu_copy(d->user, d->host, d->bytes);
+    free(d->host);
+    d->host = NULL;
+    return rc;
+}
+
+static int comm_size(WAITIO_MPI_Comm comm) { return comm ? ((wio_group *)comm)->size : 0; }
+static int comm_rank(WAITIO_MPI_Comm comm) { return comm ? ((wio_group *)comm)->my_rank : -1; }
+
 int waitio_mpi_bcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int root,
                      WAITIO_MPI_Comm comm)
 {
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    return rc ? rc : wio_mpi_v_bcast(e, comm, buffer, count, datatype, root); /* vcoll.c */
+    dev_stage d;
+    void *buf;
+    if (rc || (rc = dev_open(&d, buffer, 1, count, datatype, comm_rank(comm) == root, &buf)))
+        return rc;
+    rc = wio_mpi_v_bcast(e, comm, buf, count, datatype, root); /* vcoll.c */
+    return dev_close(&d, 1, rc);
 }
 
 int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
@@ -302,7 +366,16 @@ int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    return rc ? rc : wio_mpi_v_reduce(e, comm, sendbuf, recvbuf, count, datatype, op, root);
+    int at_root = comm_rank(comm) == root;
+    dev_stage ds, dr;
+    void *sb, *rb;
+    if (rc || (rc = dev_open(&ds, sendbuf, 1, count, datatype, 1, &sb)))
+        return rc;
+    if ((rc = dev_open(&dr, at_root ? recvbuf : NULL, 1, count, datatype, sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
+        return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_reduce(e, comm, sb, at_root ? rb : recvbuf, count, datatype, op, root);
+    rc = dev_close(&dr, 1, rc);
+    return dev_close(&ds, 0, rc);
 }
 
 int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -311,7 +384,15 @@ int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    return rc ? rc : wio_mpi_v_allreduce(e, comm, sendbuf, recvbuf, count, datatype, op);
+    dev_stage ds, dr;
+    void *sb, *rb;
+    if (rc || (rc = dev_open(&ds, sendbuf, 1, count, datatype, 1, &sb)))
+        return rc;
+    if ((rc = dev_open(&dr, recvbuf, 1, count, datatype, sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
+        return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_allreduce(e, comm, sb, rb, count, datatype, op);
+    rc = dev_close(&dr, 1, rc);
+    return dev_close(&ds, 0, rc);
 }
 
 /* The original's gather (and allgather below) take one count and one datatype for both sides:
@@ -337,8 +418,18 @@ int WAITIO_MPI_Gather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype se
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE; /* datatype-aware, IN_PLACE at the root: vcoll.c */
-    return wio_mpi_v_gatherv(e, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                             NULL, recvtype, root);
+    int at_root = comm_rank(comm) == root, rc;
+    dev_stage ds, dr;
+    void *sb, *rb;
+    if ((rc = dev_open(&ds, sendbuf, 1, sendcount, sendtype, 1, &sb)))
+        return rc;
+    if ((rc = dev_open(&dr, at_root ? recvbuf : NULL, (size_t)comm_size(comm), recvcount, recvtype,
+                       sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
+        return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_gatherv(e, comm, sb, sendcount, sendtype, at_root ? rb : recvbuf, recvcount, NULL,
+                           NULL, recvtype, root);
+    rc = dev_close(&dr, 1, rc);
+    return dev_close(&ds, 0, rc);
 }
 
 int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -361,8 +452,17 @@ int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    return wio_mpi_v_scatterv(e, comm, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                              recvcount, recvtype, root);
+    int at_root = comm_rank(comm) == root, rc;
+    dev_stage ds, dr;
+    void *sb, *rb;
+    if ((rc = dev_open(&ds, at_root ? sendbuf : NULL, (size_t)comm_size(comm), sendcount, sendtype, 1, &sb)))
+        return rc;
+    if ((rc = dev_open(&dr, recvbuf, 1, recvcount, recvtype, 0, &rb)))
+        return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_scatterv(e, comm, at_root ? sb : sendbuf, sendcount, NULL, NULL, sendtype, rb,
+                            recvcount, recvtype, root);
+    rc = dev_close(&dr, 1, rc);
+    return dev_close(&ds, 0, rc);
 }
 
 int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -387,8 +487,17 @@ int WAITIO_MPI_Allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    return wio_mpi_v_allgatherv(e, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                                NULL, recvtype);
+    int rc;
+    dev_stage ds, dr;
+    void *sb, *rb;
+    if ((rc = dev_open(&ds, sendbuf, 1, sendcount, sendtype, 1, &sb)))
+        return rc;
+    if ((rc = dev_open(&dr, recvbuf, (size_t)comm_size(comm), recvcount, recvtype,
+                       sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
+        return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_allgatherv(e, comm, sb, sendcount, sendtype, rb, recvcount, NULL, NULL, recvtype);
+    rc = dev_close(&dr, 1, rc);
+    return dev_close(&ds, 0, rc);
 }
 
 int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -399,6 +508,16 @@ int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype 
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    return wio_mpi_v_alltoallv(e, comm, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                               recvcount, NULL, NULL, recvtype);
+    int rc;
+    dev_stage ds, dr;
+    void *sb, *rb;
+    size_t n = (size_t)comm_size(comm);
+    if ((rc = dev_open(&ds, sendbuf, n, sendcount, sendtype, 1, &sb)))
+        return rc;
+    if ((rc = dev_open(&dr, recvbuf, n, recvcount, recvtype, sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
+        return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_alltoallv(e, comm, sb, sendcount, NULL, NULL, sendtype, rb, recvcount, NULL, NULL,
+                             recvtype);
+    rc = dev_close(&dr, 1, rc);
+    return dev_close(&ds, 0, rc);
 }

@@ -15,14 +15,24 @@
  * Target: a PUT's payload is read straight into the window (the stream reads large payloads in
  * place); a GET's reply frames are written straight from the window; atomics use atomic.c;
  * calls are queued for rpc.c, which runs them after the progress round.
+ *
+ * Device memory (gpu.h), which the CPU never loads or stores: a window part in device memory
+ * has a PUT read into a per-origin host buffer and copied there by the GPU at the frame's end, a
+ * GET answered from a host copy (owned by the reply, counted against WAITIO_RMA_MAX_QUEUED; the
+ * origin asks for DEVICE_GET_PIECE bytes per frame), an atomic copied in, applied and copied out.
+ * At the origin, a device source is copied to host memory first (the operation owns the copy);
+ * a device destination (get, fetched atomic) receives into host memory, copied to it when the
+ * operation completes.
  */
 #define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gpu/gpu.h"
 #include "rma/rma.h"
 
 #define GET_PIECE (1u << 30)           /* bytes asked for by one GET frame (src is 32 bits) */
+#define DEVICE_GET_PIECE (4u << 20)    /* ... of a part in device memory: the target copies each */
 /* What one origin may make this process hold: replies queued to it and its calls waiting to
  * run, at most TARGET_MAX_QUEUED of them and r->max_queued bytes (WAITIO_RMA_MAX_QUEUED). Bytes
  * are what the target allocates: each entry's structures and send items, a call's arguments, a
@@ -44,8 +54,11 @@ typedef struct am_op {
     size_t items_left;
     wio_send_item *items;    /* frames beyond the request's own item */
     uint64_t base_off;       /* GET: the target offset of buf[0] */
-    void *owned;             /* a copy of the payload (fire-and-forget calls) */
+    void *owned;             /* a copy of the payload (fire-and-forget calls, device sources), or
+                              * the host memory a device destination's data lands in first */
+    void *dev_dst;           /* the device destination: owned (or result) is copied there at the end */
     uint8_t operands[16];    /* AMO payload */
+    uint8_t result[8];       /* a fetched value for a device result */
 } am_op;
 
 typedef struct am_reply {
@@ -92,6 +105,8 @@ static void op_finish(wio_req_impl *q, int err)
         if (p && p->inflight)
             p->inflight--;
     }
+    if (!err && x->dev_dst && q->cap) /* the data is here, in host memory: now to the device */
+        err = wio_gpu_copy(x->dev_dst, q->buf, q->cap);
     op_free_ext(q);
     wio_req_complete(q, err);
 }
@@ -256,10 +271,25 @@ static void put_fill(wio_frame_hdr *h, const void **payload, size_t *len, size_t
 int wio_am_put(wio_rma *r, struct waitio_win *w, int rank, size_t off, const void *src, size_t len,
                wio_req_impl **req)
 {
-    wio_req_impl *q;
-    int rc = op_new(r, w->m[rank].pid, WIO_RMA_PUT, 0, req == NULL, &q);
+    int dev = 0, rc = wio_rma_mem_device(src, len, &dev);
+    void *copy = NULL;
     if (rc)
         return rc;
+    if (dev) { /* the frames are written from host memory: a copy the operation owns */
+        if (!(copy = malloc(len)))
+            return wio_fail(WAITIO_ERR_NOMEM, "out of memory staging a %zu-byte put from device memory", len);
+        if ((rc = wio_gpu_copy(copy, src, len))) {
+            free(copy);
+            return rc;
+        }
+        src = copy;
+    }
+    wio_req_impl *q;
+    if ((rc = op_new(r, w->m[rank].pid, WIO_RMA_PUT, 0, req == NULL, &q))) {
+        free(copy);
+        return rc;
+    }
+    ((am_op *)q->ext)->owned = copy;
     put_args a = {w->m[rank].wid, off, src, len, r->chunk};
     size_t n = len ? (len + r->chunk - 1) / r->chunk : 1;
     rc = op_send(r, q, n, put_fill, &a);
@@ -271,16 +301,16 @@ int wio_am_put(wio_rma *r, struct waitio_win *w, int rank, size_t off, const voi
 typedef struct get_args {
     uint32_t wid;
     uint64_t off;
-    size_t len;
+    size_t len, piece;
 } get_args;
 
 static void get_fill(wio_frame_hdr *h, const void **payload, size_t *len, size_t k, void *arg)
 {
     get_args *a = arg;
-    size_t at = k * (size_t)GET_PIECE;
+    size_t at = k * a->piece;
     h->gid = a->wid;
     h->aux = a->off + at;
-    h->src = (uint32_t)(a->len - at < GET_PIECE ? a->len - at : GET_PIECE);
+    h->src = (uint32_t)(a->len - at < a->piece ? a->len - at : a->piece);
     *payload = NULL;
     *len = 0;
 }
@@ -288,20 +318,31 @@ static void get_fill(wio_frame_hdr *h, const void **payload, size_t *len, size_t
 int wio_am_get(wio_rma *r, struct waitio_win *w, int rank, size_t off, void *dst, size_t len,
                wio_req_impl **req)
 {
-    wio_req_impl *q;
-    int rc = op_new(r, w->m[rank].pid, WIO_RMA_GET, len > 0, req == NULL, &q);
+    int dev = 0, rc = wio_rma_mem_device(dst, len, &dev);
+    void *stage = NULL;
     if (rc)
         return rc;
+    if (dev && !(stage = malloc(len)))
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory staging a %zu-byte get into device memory", len);
+    wio_req_impl *q;
+    if ((rc = op_new(r, w->m[rank].pid, WIO_RMA_GET, len > 0, req == NULL, &q))) {
+        free(stage);
+        return rc;
+    }
     if (!len) { /* nothing to move: done at once */
         op_finish(q, 0);
         return op_out(r, q, 0, req);
     }
-    q->buf = dst;
+    am_op *x = q->ext;
+    x->owned = stage;
+    x->dev_dst = stage ? dst : NULL;
+    q->buf = stage ? stage : dst;
     q->cap = len;
     q->status.len = len;
-    ((am_op *)q->ext)->base_off = off;
-    get_args a = {w->m[rank].wid, off, len};
-    rc = op_send(r, q, (len + GET_PIECE - 1) / GET_PIECE, get_fill, &a);
+    x->base_off = off;
+    size_t piece = w->m[rank].device ? DEVICE_GET_PIECE : GET_PIECE;
+    get_args a = {w->m[rank].wid, off, len, piece};
+    rc = op_send(r, q, (len + piece - 1) / piece, get_fill, &a);
     return op_out(r, q, rc, req);
 }
 
@@ -329,14 +370,17 @@ static void amo_fill(wio_frame_hdr *h, const void **payload, size_t *len, size_t
 int wio_am_atomic(wio_rma *r, struct waitio_win *w, int rank, size_t off, int op, int type,
                   uint64_t operand, uint64_t compare, void *result, wio_req_impl **req)
 {
-    wio_req_impl *q;
-    int rc = op_new(r, w->m[rank].pid, WIO_RMA_AMO, result != NULL, req == NULL && !result, &q);
+    int dev = 0, rc = wio_rma_mem_device(result, wio_amo_size(type), &dev);
     if (rc)
+        return rc;
+    wio_req_impl *q;
+    if ((rc = op_new(r, w->m[rank].pid, WIO_RMA_AMO, result != NULL, req == NULL && !result, &q)))
         return rc;
     am_op *x = q->ext;
     wio_put_le64(x->operands, operand);
     wio_put_le64(x->operands + 8, compare);
-    q->buf = result;
+    x->dev_dst = dev ? result : NULL; /* a device result: fetched here first */
+    q->buf = dev ? x->result : result;
     q->cap = wio_amo_size(type);
     q->status.len = q->cap;
     amo_args a = {w->m[rank].wid, off, type, op, x->operands,
@@ -740,7 +784,20 @@ static int begin_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h, uint
                       (unsigned long long)h->len, (unsigned long long)h->aux, (unsigned)h->gid, (unsigned)peer);
             return 0; /* the payload is read and dropped */
         }
-        *dest = w->base + h->aux;
+        if (w->device && h->len) { /* read into host memory; end_request copies it to the device */
+            if (p->rx_stage_cap < h->len) {
+                uint8_t *b = realloc(p->rx_stage, h->len);
+                if (!b) {
+                    wio_error("out of memory receiving a put into device memory from process %u", (unsigned)peer);
+                    return -1;
+                }
+                p->rx_stage = b;
+                p->rx_stage_cap = h->len;
+            }
+            *dest = p->rx_stage;
+        } else {
+            *dest = w->base + h->aux;
+        }
         p->rx_win = w; /* read into it until end_request: a free of w waits for that */
         w->writers++;
         return 0;
@@ -786,6 +843,17 @@ static int end_get(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
     struct waitio_win *w = wio_win_lookup(r, h->gid, peer);
     if (!w || !in_bounds(w, h->aux, h->src))
         return wio_am_reply(r, peer, h->id, WIO_RMA_GET, w ? WAITIO_ERR_BOUNDS : WAITIO_ERR_ARG, NULL, 0, 0, 0, NULL);
+    if (w->device && h->src) { /* device memory: the reply owns a host copy */
+        void *copy = malloc(h->src);
+        int err = copy ? wio_gpu_copy(copy, w->base + h->aux, h->src) : WAITIO_ERR_NOMEM;
+        if (err) {
+            free(copy);
+            wio_warn("answering a get from device memory of process %u: %s", (unsigned)peer,
+                     copy ? waitio_error_message() : "out of memory");
+            return wio_am_reply(r, peer, h->id, WIO_RMA_GET, err, NULL, 0, 0, 0, NULL);
+        }
+        return wio_am_reply(r, peer, h->id, WIO_RMA_GET, 0, copy, h->src, h->aux, 1, NULL);
+    }
     /* straight from the window; the offsets are target offsets, so pieces land where they belong */
     return wio_am_reply(r, peer, h->id, WIO_RMA_GET, 0, w->base + h->aux, h->src, h->aux, 0, w);
 }
@@ -808,8 +876,20 @@ static int end_amo(wio_rma *r, wio_rma_peer *p, uint32_t peer, const wio_frame_h
         refuse(p, err, h->gid, h->aux, size);
         return 0;
     }
-    uint64_t old = wio_amo_apply(w->base + h->aux, op, type, wio_get_le64(p->rx_small),
-                                 wio_get_le64(p->rx_small + 8));
+    uint64_t old = 0;
+    if (w->device) {
+        err = wio_amo_apply_device(w->base + h->aux, op, type, wio_get_le64(p->rx_small),
+                                   wio_get_le64(p->rx_small + 8), &old);
+        if (err) {
+            wio_warn("an atomic on device memory for process %u: %s", (unsigned)peer, waitio_error_message());
+            if (h->id)
+                return wio_am_reply(r, peer, h->id, WIO_RMA_AMO, err, NULL, 0, 0, 0, NULL);
+            refuse(p, err, h->gid, h->aux, size);
+            return 0;
+        }
+    } else {
+        old = wio_amo_apply(w->base + h->aux, op, type, wio_get_le64(p->rx_small), wio_get_le64(p->rx_small + 8));
+    }
     if (h->id) {
         uint8_t v[8];
         if (size == 4) {
@@ -838,9 +918,16 @@ static int end_request(wio_rma *r, uint32_t peer, const wio_frame_hdr *h)
     if (!p)
         return -1;
     switch ((int)(h->tag & 0xff)) {
-    case WIO_RMA_PUT:
+    case WIO_RMA_PUT: {
+        struct waitio_win *w = p->rx_win;
+        int err = w && w->device && h->len ? wio_gpu_copy(w->base + h->aux, p->rx_stage, h->len) : 0;
+        if (err) { /* reported by the origin's next flush */
+            wio_warn("a put into device memory from process %u: %s", (unsigned)peer, waitio_error_message());
+            refuse(p, err, h->gid, h->aux, h->len);
+        }
         put_finished(p);
         return 0;
+    }
     case WIO_RMA_GET:
         return end_get(r, peer, h);
     case WIO_RMA_AMO:

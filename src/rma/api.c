@@ -5,6 +5,11 @@
  * RDMA through the ucx transport (rdma.c: heap and user windows), else active messages (am.c).
  * Atomics take the mapped path, RDMA (UCX's atomics in its "cpu" mode) or frames, never single
  * copy, so that every update of a word is atomic with respect to every other.
+ * Device memory (gpu.h): a member's part in device memory is reached as frames (its owner
+ * copies with the GPU) or, for this process's own part and, for put and get, a part of this host
+ * opened through CUDA IPC (window.c), by wio_gpu_copy here; atomics on another process's device
+ * word always go to its owner, which applies them one at a time. An origin buffer in device
+ * memory skips single copy and RDMA, and am.c stages it through host memory.
  */
 #define WIO_LOG_SUBSYS WIO_SUB_RMA /* this file logs as "rma" (WAITIO_LOG=rma=LEVEL) */
 #include <errno.h>
@@ -12,6 +17,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include "core/api_lock.h"
+#include "gpu/gpu.h"
 #include "rma/rma.h"
 #include "core/trace.h"
 
@@ -63,17 +69,58 @@ static int check_access(wio_rma *r, waitio_win_t w, int rank, size_t off, size_t
     if (w->kind == WIO_WIN_DATA && !m->same_image && rank != w->g->my_rank)
         return wio_fail(WAITIO_ERR_ARG, "rank %d runs another executable: its global data is not "
                         "symmetric with this process's", rank);
-    if (m->ptr && m->pid != r->e->my_id && (rc = wio_engine_peer_error(r->e, m->pid)))
+    if ((m->ptr || m->ipc) && m->pid != r->e->my_id && (rc = wio_engine_peer_error(r->e, m->pid)))
         return wio_fail(rc, "one-sided operation on rank %d: the process is gone", rank);
     return 0;
 }
 
-/* Single copy is tried for user and data windows of members of this host; before it, frames
- * still in flight to that target are flushed, so that the two paths do not overtake each other. */
-static int try_copy(wio_rma *r, waitio_win_t w, int rank, int write, size_t off, void *buf, size_t len)
+/* A copy on a mapped part (this process's own, or a heap part of this host): memcpy, or the GPU's
+ * copy when either side is device memory. */
+static int local_copy(void *dst, const void *src, size_t len, int device)
+{
+    if (!len)
+        return 0;
+    if (device)
+        return wio_gpu_copy(dst, src, len);
+    memcpy(dst, src, len);
+    return 0;
+}
+
+/* The address of a member's part that this process copies to and from itself: mapped (its own
+ * part, a heap part of this host) or another process's device part opened through CUDA IPC
+ * (looked up per operation: gpu.h's cache may have closed it). NULL: frames (or single copy). */
+static uint8_t *direct_ptr(const wio_win_member *m)
+{
+    return m->ptr ? m->ptr : m->ipc ? wio_win_ipc_ptr(m) : NULL;
+}
+
+/* Before a put or get copies straight into another process's device part (CUDA IPC): frames
+ * still in flight to it are flushed, so that the two paths do not overtake each other. */
+static int ipc_prepare(wio_rma *r, const wio_win_member *m)
+{
+    if (m->ptr || !m->ipc)
+        return 0;
+    const wio_rma_peer *p = r->peers[m->pid];
+    if (p && (p->dirty || r->nimplicit))
+        return wio_am_flush(r, m->pid);
+    return 0;
+}
+
+/* The word of member m is updated here by CPU atomics or by this process's own GPU copy; not a
+ * device word of another process (its owner serialises the atomics on it). */
+static int amo_local(const wio_rma *r, const wio_win_member *m)
+{
+    return m->ptr && !(m->device && m->pid != r->e->my_id);
+}
+
+/* Single copy is tried for user and data windows of members of this host (host memory on both
+ * sides: process_vm_readv cannot reach device memory); before it, frames still in flight to that
+ * target are flushed, so that the two paths do not overtake each other. */
+static int try_copy(wio_rma *r, waitio_win_t w, int rank, int write, size_t off, void *buf, size_t len,
+                    int dev_buf)
 {
     const wio_win_member *m = &w->m[rank];
-    if (!m->same_host || w->kind == WIO_WIN_HEAP || !len)
+    if (!m->same_host || w->kind == WIO_WIN_HEAP || !len || m->device || dev_buf)
         return ENOTCONN;
     wio_rma_peer *p = r->peers[m->pid];
     if (p && (p->dirty || r->nimplicit) && wio_am_flush(r, m->pid) != 0)
@@ -95,18 +142,20 @@ static int put_common(waitio_win_t w, int rank, size_t off, const void *src, siz
         return no_rma();
     if ((!src && len) || (mode == MODE_REQ && !req))
         return wio_fail(WAITIO_ERR_ARG, "NULL buffer or request");
-    int rc = check_access(r, w, rank, off, len);
-    if (rc)
+    int rc = check_access(r, w, rank, off, len), dev = 0;
+    if (rc || (rc = wio_rma_mem_device(src, len, &dev)))
         return rc;
     const wio_win_member *m = &w->m[rank];
     WIO_TRACE(WIO_TR_RMA, 0, m->pid, w->id, WIO_TR_RMA_PUT, len, 0, 0, 0);
-    if (m->ptr) {
+    uint8_t *direct = direct_ptr(m);
+    if (direct) {
         r->ops_mapped++;
-        if (len)
-            memcpy(m->ptr + off, src, len);
-    } else if (try_copy(r, w, rank, 1, off, (void *)src, len) != 0) {
+        r->ops_ipc += !m->ptr;
+        if ((rc = ipc_prepare(r, m)) || (rc = local_copy(direct + off, src, len, dev || m->device)))
+            return rc;
+    } else if (try_copy(r, w, rank, 1, off, (void *)src, len, dev) != 0) {
         wio_req_impl *q;
-        rc = wio_rdma_put(r, w, rank, off, src, len, mode == MODE_NBI ? NULL : &q);
+        rc = dev ? WIO_RDMA_NOT_TAKEN : wio_rdma_put(r, w, rank, off, src, len, mode == MODE_NBI ? NULL : &q);
         if (rc == WIO_RDMA_NOT_TAKEN)
             rc = wio_am_put(r, w, rank, off, src, len, mode == MODE_NBI ? NULL : &q);
         if (rc || mode == MODE_NBI)
@@ -131,18 +180,20 @@ static int get_common(waitio_win_t w, int rank, size_t off, void *dst, size_t le
         return no_rma();
     if ((!dst && len) || (mode == MODE_REQ && !req))
         return wio_fail(WAITIO_ERR_ARG, "NULL buffer or request");
-    int rc = check_access(r, w, rank, off, len);
-    if (rc)
+    int rc = check_access(r, w, rank, off, len), dev = 0;
+    if (rc || (rc = wio_rma_mem_device(dst, len, &dev)))
         return rc;
     const wio_win_member *m = &w->m[rank];
     WIO_TRACE(WIO_TR_RMA, 0, m->pid, w->id, WIO_TR_RMA_GET, len, 0, 0, 0);
-    if (m->ptr) {
+    uint8_t *direct = direct_ptr(m);
+    if (direct) {
         r->ops_mapped++;
-        if (len)
-            memcpy(dst, m->ptr + off, len);
-    } else if (try_copy(r, w, rank, 0, off, dst, len) != 0) {
+        r->ops_ipc += !m->ptr;
+        if ((rc = ipc_prepare(r, m)) || (rc = local_copy(dst, direct + off, len, dev || m->device)))
+            return rc;
+    } else if (try_copy(r, w, rank, 0, off, dst, len, dev) != 0) {
         wio_req_impl *q;
-        rc = wio_rdma_get(r, w, rank, off, dst, len, mode == MODE_NBI ? NULL : &q);
+        rc = dev ? WIO_RDMA_NOT_TAKEN : wio_rdma_get(r, w, rank, off, dst, len, mode == MODE_NBI ? NULL : &q);
         if (rc == WIO_RDMA_NOT_TAKEN)
             rc = wio_am_get(r, w, rank, off, dst, len, mode == MODE_NBI ? NULL : &q);
         if (rc || mode == MODE_NBI)
@@ -218,21 +269,27 @@ static int strided(waitio_win_t w, int rank, size_t offset, ptrdiff_t tstride, u
     if (rc)
         return rc;
     const wio_win_member *m = &w->m[rank];
-    if (m->ptr) {
-        for (size_t i = 0; i < n; i++) {
-            uint8_t *t = m->ptr + offset + (ptrdiff_t)i * tstride, *l = local + (ptrdiff_t)i * lstride;
-            memcpy(is_put ? t : l, is_put ? l : t, elem);
+    int dev = 0; /* the local elements are taken to be of the first one's kind */
+    if ((rc = wio_rma_mem_device(local, elem, &dev)))
+        return rc;
+    uint8_t *direct = direct_ptr(m);
+    if (direct) {
+        rc = ipc_prepare(r, m);
+        for (size_t i = 0; i < n && !rc; i++) {
+            uint8_t *t = direct + offset + (ptrdiff_t)i * tstride, *l = local + (ptrdiff_t)i * lstride;
+            rc = local_copy(is_put ? t : l, is_put ? l : t, elem, dev || m->device);
         }
-        return 0;
+        return rc;
     }
     wio_req_impl *q[BATCH];
     size_t k = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         size_t off = (size_t)((int64_t)offset + (int64_t)i * tstride);
         uint8_t *l = local + (ptrdiff_t)i * lstride;
-        if (try_copy(r, w, rank, is_put, off, l, elem) == 0)
+        if (try_copy(r, w, rank, is_put, off, l, elem, dev) == 0)
             continue;
-        rc = is_put ? wio_rdma_put(r, w, rank, off, l, elem, &q[k]) : wio_rdma_get(r, w, rank, off, l, elem, &q[k]);
+        rc = dev ? WIO_RDMA_NOT_TAKEN : is_put ? wio_rdma_put(r, w, rank, off, l, elem, &q[k])
+                                              : wio_rdma_get(r, w, rank, off, l, elem, &q[k]);
         if (rc == WIO_RDMA_NOT_TAKEN)
             rc = is_put ? wio_am_put(r, w, rank, off, l, elem, &q[k]) : wio_am_get(r, w, rank, off, l, elem, &q[k]);
         if (rc)
@@ -343,20 +400,27 @@ static int atomic_common(waitio_win_t w, int rank, size_t off, int op, int type,
     if ((rc = check_access(r, w, rank, off, size)))
         return rc;
     uint64_t v = 0, c = 0;
-    if (operand)
-        memcpy(&v, operand, size);
-    if (compare)
-        memcpy(&c, compare, size);
+    int rdev = 0; /* operands and result may be device memory too: read and written by the GPU's copy */
+    if ((operand && (rc = wio_gpu_copy(&v, operand, size))) || (compare && (rc = wio_gpu_copy(&c, compare, size))) ||
+        (rc = wio_rma_mem_device(result, size, &rdev)))
+        return rc;
     const wio_win_member *m = &w->m[rank];
     WIO_TRACE(WIO_TR_RMA, 0, m->pid, w->id, WIO_TR_RMA_ATOMIC, size, 0, (uint32_t)op, 0);
-    if (m->ptr) {
+    if (amo_local(r, m)) {
         uint8_t *p = m->ptr + off;
         if ((uintptr_t)p % size)
             return wio_fail(WAITIO_ERR_ARG, "atomic operation at offset %zu: not aligned to %zu bytes", off, size);
         r->ops_mapped++;
-        uint64_t old = wio_amo_apply(p, op, type, v, c);
-        if (result)
-            memcpy(result, &old, size); /* little- or big-endian alike: the low `size` bytes */
+        uint64_t old = 0;
+        if (m->device)
+            rc = wio_amo_apply_device(p, op, type, v, c, &old);
+        else
+            old = wio_amo_apply(p, op, type, v, c);
+        /* little- or big-endian alike: the low `size` bytes */
+        if (!rc && result)
+            rc = local_copy(result, &old, size, rdev);
+        if (rc)
+            return rc;
         if (req)
             req_done_now(req, rank, size);
         return 0;
@@ -364,7 +428,7 @@ static int atomic_common(waitio_win_t w, int rank, size_t off, int op, int type,
     if (r->origin_checks && (off + (uintptr_t)m->addr) % size && w->kind != WIO_WIN_HEAP)
         return wio_fail(WAITIO_ERR_ARG, "atomic operation at offset %zu: not aligned to %zu bytes", off, size);
     wio_req_impl *q;
-    rc = wio_rdma_atomic(r, w, rank, off, op, type, v, c, result, req ? &q : NULL);
+    rc = rdev ? WIO_RDMA_NOT_TAKEN : wio_rdma_atomic(r, w, rank, off, op, type, v, c, result, req ? &q : NULL);
     if (rc == WIO_RDMA_NOT_TAKEN)
         rc = wio_am_atomic(r, w, rank, off, op, type, v, c, result, req ? &q : NULL);
     if (!rc && req) {
@@ -411,20 +475,24 @@ static int put_signal_common(waitio_win_t w, int rank, size_t off, const void *s
     const wio_win_member *m = &w->m[rank], *sm = &sw->m[rank];
     /* data on a mapped part: stored before the signal's release. Data through frames: the signal
      * follows it through frames on the same connection, so it is applied after the data. */
-    if (m->ptr) {
-        if ((rc = check_access(r, w, rank, off, len)))
+    uint8_t *direct = direct_ptr(m);
+    if (direct) {
+        int dev = 0;
+        if ((rc = check_access(r, w, rank, off, len)) || (rc = wio_rma_mem_device(src, len, &dev)) ||
+            (rc = ipc_prepare(r, m)) || (rc = local_copy(direct + off, src, len, dev || m->device)))
             return rc;
-        if (len)
-            memcpy(m->ptr + off, src, len);
     } else if ((rc = put_common(w, rank, off, src, len, mode == MODE_NBI ? MODE_NBI : MODE_BLOCKING, NULL))) {
         return rc;
     }
     const wio_rma_peer *p = r->peers[m->pid];
-    if (sm->ptr && !(p && p->dirty) && !wio_rdma_pending(r, m->pid)) {
+    if (amo_local(r, sm) && !(p && p->dirty) && !wio_rdma_pending(r, m->pid)) {
         /* nothing of ours in flight to it: the signal directly */
         if ((uintptr_t)(sm->ptr + soff) % 8)
             return wio_fail(WAITIO_ERR_ARG, "signal at offset %zu: not aligned to 8 bytes", soff);
         atomic_thread_fence(memory_order_release);
+        uint64_t old;
+        if (sm->device)
+            return wio_amo_apply_device(sm->ptr + soff, amo, WAITIO_AMO_UINT64, signal, 0, &old);
         wio_amo_apply(sm->ptr + soff, amo, WAITIO_AMO_UINT64, signal, 0);
         return 0;
     }
@@ -454,13 +522,31 @@ int waitio_put_signal_nbi(waitio_win_t win, int rank, size_t offset, const void 
 
 uint64_t waitio_signal_fetch(const uint64_t *sig_addr)
 {
+    int dev = 0;
+    uint64_t v = 0;
+    /* a signal word in device memory is read with the GPU's copy (0 if that fails: logged) */
+    if (wio_rma_mem_device(sig_addr, sizeof *sig_addr, &dev) == 0 && dev) {
+        if (wio_gpu_copy(&v, sig_addr, sizeof v) != 0)
+            wio_warn("waitio_signal_fetch: %s", waitio_error_message());
+        atomic_thread_fence(memory_order_acquire);
+        return v;
+    }
     return atomic_load_explicit((const _Atomic uint64_t *)sig_addr, memory_order_acquire);
 }
 
 /* ---- waiting on local words ------------------------------------------------------------------ */
 
-static int compare_word(const volatile void *addr, int type, int cmp, const void *value, int *holds)
+static int compare_word(const volatile void *addr, int type, int cmp, const void *value, int *holds, int dev)
 {
+    _Alignas(8) uint8_t copy[8];
+    if (dev) { /* a word in device memory: read by the GPU's copy, then compared here */
+        size_t size = type == WAITIO_AMO_INT32 || type == WAITIO_AMO_UINT32 ? 4 : 8;
+        int rc = wio_gpu_copy(copy, (const void *)addr, size);
+        if (rc)
+            return rc;
+        atomic_thread_fence(memory_order_acquire);
+        addr = copy;
+    }
     int64_t a = 0, b = 0;
     uint64_t ua = 0, ub = 0;
     int is_signed;
@@ -513,8 +599,10 @@ int waitio_test_until(const volatile void *addr, int type, int cmp, const void *
         return WAITIO_ERR_STATE;
     if (!addr || !value || !flag)
         return wio_fail(WAITIO_ERR_ARG, "NULL pointer");
-    int rc = wio_engine_progress(r->e, 0);
-    return rc ? rc : compare_word(addr, type, cmp, value, flag);
+    int dev = 0, rc = wio_rma_mem_device((const void *)addr, 4, &dev);
+    if (!rc)
+        rc = wio_engine_progress(r->e, 0);
+    return rc ? rc : compare_word(addr, type, cmp, value, flag, dev);
 }
 
 /* Spins (not when the host is oversubscribed), then yields, then sleeps in the poller 1 ms at a
@@ -528,10 +616,13 @@ int waitio_wait_until(const volatile void *addr, int type, int cmp, const void *
     if (!addr || !value)
         return wio_fail(WAITIO_ERR_ARG, "NULL pointer");
     wio_engine *e = r->e;
+    int dev = 0, drc = wio_rma_mem_device((const void *)addr, 4, &dev);
+    if (drc)
+        return drc;
     double t0 = wio_now(), spin = e->oversubscribed ? 0 : e->cfg.spin_us * 1e-6;
     double yield = spin + e->cfg.yield_us * 1e-6;
     for (unsigned iter = 0;; iter++) {
-        int holds = 0, rc = compare_word(addr, type, cmp, value, &holds);
+        int holds = 0, rc = compare_word(addr, type, cmp, value, &holds, dev);
         if (rc || holds)
             return rc;
         double waited = (iter & 15) == 0 || spin == 0 ? wio_now() - t0 : 0;

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include "rma/rma.h"
+#include "gpu/gpu.h"
 
 size_t wio_amo_size(int type)
 {
@@ -147,4 +148,21 @@ uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t com
     uint64_t out;
     APPLY(uint64_t, p, op, operand, compare, out);
     return out;
+}
+
+/* A device word: the CPU may not load it, so it is brought here, updated and written back. Every
+ * WaitIO atomic on a device window is applied by this one function in the owner's progress (or
+ * its own calls), one at a time under the engine's serialisation: atomic with respect to each
+ * other, not to kernels running on the GPU (docs/one-sided.md, "Device memory"). */
+int wio_amo_apply_device(void *p, int op, int type, uint64_t operand, uint64_t compare, uint64_t *old)
+{
+    size_t size = wio_amo_size(type);
+    _Alignas(8) uint8_t word[8] = {0};
+    int rc = wio_gpu_copy(word, p, size);
+    if (rc)
+        return rc;
+    *old = wio_amo_apply(word, op, type, operand, compare);
+    if (op == WAITIO_AMO_FETCH)
+        return 0;
+    return wio_gpu_copy(p, word, size);
 }

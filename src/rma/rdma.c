@@ -47,7 +47,9 @@ static int group_has_rdma(const wio_rma *r, const wio_group *g)
 static void register_part(wio_rma *r, struct waitio_win *w, uint8_t *key, size_t *len)
 {
     *len = 0;
-    if (!w->base || !w->size || !r->rdma)
+    /* device memory is not registered (the transport's registration is of host memory here):
+     * frames reach a device part, and its owner copies with the GPU (am.c) */
+    if (!w->base || !w->size || !r->rdma || w->device)
         return;
     int rc = wio_engine_rdma_reg(r->e, w->base, w->size, &w->rdma_reg, key, WIO_RDMA_RKEY_MAX, len);
     if (rc) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/settings.h"
+#include "gpu/gpu.h"
 #include "rma/rma.h"
 
 #define DEFAULT_MAX_INFLIGHT 256
@@ -111,10 +112,10 @@ void wio_rma_finalize(wio_engine *e)
         return;
     wio_progress_thread_stop(r); /* first: from here on only the caller's thread runs */
     wio_debug("finalize: one-sided: %llu operations on mapped memory, %llu by single copy, %llu as "
-              "frames, %llu over RDMA (%llu refused by it: as frames); %llu requests served",
+              "frames, %llu over RDMA (%llu refused by it: as frames); %llu requests served; %llu through CUDA IPC",
               (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy, (unsigned long long)r->ops_frames,
               (unsigned long long)r->ops_rdma, (unsigned long long)r->ops_rdma_fallback,
-              (unsigned long long)r->served);
+              (unsigned long long)r->served, (unsigned long long)r->ops_ipc);
     (void)wio_am_quiet(r);
     wio_fut_free_all(r);
     wio_win_retire_all(r);
@@ -133,8 +134,11 @@ void wio_rma_free(wio_engine *e)
             wio_req_release(e, r->implicit[i]);
     free(r->implicit);
     free(r->implicit_ids);
-    for (uint32_t i = 0; i < e->nprocs_total; i++)
+    for (uint32_t i = 0; i < e->nprocs_total; i++) {
+        if (r->peers[i])
+            free(r->peers[i]->rx_stage);
         free(r->peers[i]);
+    }
     free(r->peers);
     e->ext = NULL;
     e->ext_ctx = NULL;
@@ -173,4 +177,17 @@ int wio_rma_wait(wio_rma *r, wio_req_impl *q)
         wio_engine_explain(r->e, q);
     wio_req_release(r->e, q);
     return rc;
+}
+
+int wio_rma_mem_device(const void *p, size_t len, int *device)
+{
+    *device = 0;
+    if (!p || !len)
+        return 0;
+    wio_mem_kind kind = WIO_MEM_HOST;
+    int rc = wio_gpu_mem_kind(p, len, &kind, NULL);
+    if (rc)
+        return rc;
+    *device = kind == WIO_MEM_CUDA;
+    return 0;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "waitio_rma.h"
 #include "core/engine.h"
+#include "gpu/gpu.h"
 
 /* Operations carried in an RMA frame (low byte of the header's tag); see docs/protocol.md. */
 enum wio_rma_op {
@@ -40,6 +41,12 @@ typedef struct wio_win_member {
     uint8_t *ptr;            /* its part mapped here (heap on this host; this process), or NULL */
     int same_image;          /* data window: it runs the same executable */
     int same_host;           /* reachable by single copy when allowed */
+    int device;              /* its part is device (GPU) memory: frames only (docs/one-sided.md),
+                              * unless opened here through CUDA IPC (ipc) for put and get */
+    int ipc;                 /* its device part is reachable through CUDA IPC (one host): ipc_h,
+                              * ipc_off; looked up per operation (gpu.h's cache may close it) */
+    wio_gpu_ipc_handle ipc_h;
+    uint64_t ipc_off;
     /* RDMA (rdma.c): its part's address and packed remote key (rkey_len 0: none, frames), our
      * transport's handle for that key (made on first use) */
     uint64_t rdma_addr;
@@ -72,6 +79,10 @@ struct waitio_win {
     wio_block *blocks;       /* symmetric allocator: the part cut into blocks, by offset */
     size_t nblocks, cap_blocks;
     void *rdma_reg;          /* this part registered with the RDMA transport (rdma.c), or NULL */
+    int device;              /* this part is device memory: the CPU never touches it (gpu.h) */
+    int device_owned;        /* ... allocated by the window (wio_gpu_free at destroy) */
+    int ipc_exported;        /* ... offered to this host's members through CUDA IPC */
+    int ipc_imports;         /* some member's device part is reached here through CUDA IPC */
 };
 
 /* What this process knows about one peer (allocated on first use). */
@@ -95,6 +106,8 @@ typedef struct wio_rma_peer {
     uint8_t rx_small[16];    /* atomic operands */
     struct wio_rpc_call *rx_call;
     int rx_skip;             /* the frame's payload is discarded (refused) */
+    uint8_t *rx_stage;       /* a PUT into device memory is read here first (chunk bytes), then */
+    size_t rx_stage_cap;     /* copied by the GPU at the frame's end (am.c) */
 } wio_rma_peer;
 
 typedef struct wio_rpc_entry {
@@ -144,6 +157,7 @@ typedef struct wio_rma {
     /* counters for the finalize log: operations by path, requests served */
     uint64_t ops_mapped, ops_copy, ops_frames, served;
     uint64_t ops_rdma, ops_rdma_fallback; /* posted over RDMA; RDMA-capable but sent as frames */
+    uint64_t ops_ipc;           /* puts and gets copied by the GPU into a device part of this host */
     int rdma_fence_due;         /* RDMA operations posted since the last fence (rdma.c) */
     int rdma;                   /* WAITIO_RMA_RDMA: windows registered for RDMA (default 1) */
     struct wio_futs *futs;      /* futures and distributed objects (future.c), made on first use */
@@ -167,6 +181,9 @@ void wio_win_write_done(struct waitio_win *w);
  * still borrow stays mapped until wio_win_destroy_all, after the engine's finalize. */
 void wio_win_retire_all(wio_rma *r);
 void wio_win_destroy_all(wio_rma *r);
+/* The address here of member m's device part opened through CUDA IPC (NULL: it cannot be opened
+ * now, e.g. its process is gone; the operation then goes as frames). */
+uint8_t *wio_win_ipc_ptr(const wio_win_member *m);
 int wio_win_check_rank(struct waitio_win *w, int rank);
 /* An access [off, off + len) of this process's part: inside it and, for the data window, clear
  * of the holes inside its range (sections that are not .data/.bss, objects copied from shared
@@ -236,6 +253,14 @@ int wio_amo_check(int op, int type);
 int wio_amo_defined(int op, int type);  /* the same without a message (the target's check) */
 /* Applies op atomically to the word at p; returns the old value (zero-extended). */
 uint64_t wio_amo_apply(void *p, int op, int type, uint64_t operand, uint64_t compare);
+/* The same on a word of device memory: copied in, applied, copied out (wio_gpu_copy). Atomic
+ * with respect to every other WaitIO atomic on the word (they are all applied by its owner,
+ * serialised by its progress), not to GPU kernels. 0 or WAITIO_ERR_DEVICE (message set). */
+int wio_amo_apply_device(void *p, int op, int type, uint64_t operand, uint64_t compare, uint64_t *old);
+
+/* rma.c: *device = whether [p, p+len) is device memory (len 0 or NULL: host); 0 or the error of
+ * wio_gpu_mem_kind (a range across allocations: WAITIO_ERR_ARG, message set). */
+int wio_rma_mem_device(const void *p, size_t len, int *device);
 
 /* rpc.c */
 void wio_rpc_deferred(void *ctx);            /* engine hook: runs waiting calls */

@@ -26,12 +26,15 @@
 #include "coll/datatype.h"
 #include "core/api_lock.h"
 #include "core/auth.h"
+#include "gpu/gpu.h"
 #include "rma/rma.h"
 #include "transport/shm_ring.h"
 
 #define REC_SIZE 112
 #define NAME_MAX_LEN 64
 #define REC_HAS_SEGMENT 0x1u
+#define REC_DEVICE 0x2u /* the member's part is device memory */
+#define REC_IPC 0x4u    /* ... exported through CUDA IPC: handle at 40, offset in it at 32 */
 #define MIN_ALIGN 16
 
 /* ---- the table ----------------------------------------------------------------------------- */
@@ -692,6 +695,8 @@ static void win_destroy(struct waitio_win *w)
     if (!w)
         return;
     wio_rdma_win_release(w->rma, w); /* nothing left after win_retire's: the transport may be gone */
+    if (w->device_owned && w->base && wio_gpu_free(w->base) != 0)
+        wio_warn("freeing a device window's memory failed: %s", waitio_error_message());
     if (w->map)
         munmap(w->map, w->map_len);
     free(w->m);
@@ -778,12 +783,85 @@ static int check_group(wio_rma *r, wio_group *g)
     return 0;
 }
 
-/* A window served through frames by some member (for the progress thread's auto mode). */
+/* A window served through frames by some member (for the progress thread's auto mode); a
+ * device part always is (atomics on it go as frames even when it is mapped through CUDA IPC). */
 static void mark_served(struct waitio_win *w)
 {
     for (int i = 0; i < w->g->size; i++)
-        if (i != w->g->my_rank && !w->m[i].ptr)
+        if (i != w->g->my_rank && (!w->m[i].ptr || w->m[i].device))
             w->served = 1;
+}
+
+/* ---- device parts through CUDA IPC ---------------------------------------------------------- */
+
+/* This member's device part, offered to the members of its host: the allocation's IPC handle
+ * and the part's offset in it go into its record (nothing when the export fails: frames). */
+static void device_export(struct waitio_win *w, uint8_t *rec)
+{
+    wio_gpu_ipc_handle h;
+    size_t off = 0;
+    if (!w->device || !w->base || !w->size || !w->rma->e->gpu_ipc)
+        return;
+    if (wio_gpu_ipc_export(w->base, &h, &off) != 0) {
+        wio_debug("window %#x: no CUDA IPC handle for this device part (%s): frames reach it",
+                  (unsigned)w->id, waitio_error_message());
+        return;
+    }
+    w->ipc_exported = 1;
+    wio_put_le32(rec + 4, wio_get_le32(rec + 4) | REC_IPC);
+    wio_put_le64(rec + 32, off);
+    memcpy(rec + 40, h.bytes, WIO_GPU_IPC_HANDLE_LEN);
+}
+
+/* The device parts of the other members of this host, mapped here through CUDA IPC where they
+ * were offered (cached per peer and allocation by gpu.h, closed when the peer goes): puts and
+ * gets on them become one GPU copy (api.c); atomics still go to their owner as frames. A part
+ * that cannot be opened stays reached through frames. */
+static void device_map_peers(wio_rma *r, struct waitio_win *w, const uint8_t *recs)
+{
+    const wio_engine *e = r->e;
+    if (!e->gpu_ipc)
+        return;
+    for (int i = 0; i < w->g->size; i++) {
+        const uint8_t *p = recs + (size_t)i * REC_SIZE;
+        wio_win_member *m = &w->m[i];
+        if (i == w->g->my_rank || !m->device || !m->size || !(wio_get_le32(p + 4) & REC_IPC) ||
+            !shares_memory(r, m->pid))
+            continue;
+        memcpy(m->ipc_h.bytes, p + 40, WIO_GPU_IPC_HANDLE_LEN);
+        m->ipc_off = wio_get_le64(p + 32);
+        if (!wio_win_ipc_ptr(m)) {
+            wio_debug("window %#x: rank %d's device part not opened through CUDA IPC (%s): frames reach it",
+                      (unsigned)w->id, i, waitio_error_message());
+            continue;
+        }
+        m->ipc = 1;
+        w->ipc_imports = 1;
+    }
+}
+
+uint8_t *wio_win_ipc_ptr(const wio_win_member *m)
+{
+    void *base = NULL;
+    if (wio_gpu_ipc_open(m->pid, &m->ipc_h, &base) != 0)
+        return NULL;
+    return (uint8_t *)base + m->ipc_off;
+}
+
+/* Before a device window's free: the mappings this process opened of the others' parts are
+ * closed before anyone frees (the driver forbids freeing an exported allocation that another
+ * process still has open). gpu.h closes per peer: other windows and messages open theirs again
+ * on their next use (looked up per operation). */
+static void ipc_close_imports(struct waitio_win *w)
+{
+    if (!w->ipc_imports)
+        return;
+    for (int i = 0; i < w->g->size; i++)
+        if (w->m[i].ipc) {
+            wio_gpu_ipc_close_peer(w->m[i].pid);
+            w->m[i].ipc = 0;
+        }
+    w->ipc_imports = 0;
 }
 
 static void fill_members(struct waitio_win *w, const uint8_t *recs)
@@ -798,6 +876,7 @@ static void fill_members(struct waitio_win *w, const uint8_t *recs)
         m->size = wio_get_le64(p + 16);
         m->same_image = wio_get_le64(p + 24) == wio_get_le64(recs + (size_t)w->g->my_rank * REC_SIZE + 24);
         m->same_host = e->table[m->pid].host_id == my_host && w->rma->direct;
+        m->device = (wio_get_le32(p + 4) & REC_DEVICE) != 0;
     }
     w->m[w->g->my_rank].ptr = w->base;
 }
@@ -881,6 +960,61 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
     return 0;
 }
 
+/* Zero-fills n bytes of device memory from a host page of zeros (the CPU may not store there). */
+static int device_zero(uint8_t *p, size_t n)
+{
+    size_t step = n < ((size_t)1 << 20) ? n : (size_t)1 << 20;
+    void *zeros = calloc(1, step);
+    int rc = zeros ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    for (size_t at = 0; !rc && at < n; at += step)
+        rc = wio_gpu_copy(p + at, zeros, n - at < step ? n - at : step);
+    free(zeros);
+    return rc;
+}
+
+/* Heap window in device memory (WAITIO_WIN_DEVICE): every member allocates its own part on its
+ * current device (wio_gpu_alloc, never managed memory); no member maps another's, so every
+ * access to another member's part goes as frames and is applied by its owner with wio_gpu_copy.
+ * A member without a CUDA driver fails with WAITIO_ERR_DEVICE, and every member agrees on it. */
+static int device_heap_create(wio_rma *r, struct waitio_win *w, size_t size)
+{
+    wio_engine *e = r->e;
+    wio_group *g = w->g;
+    int local_err = 0;
+    if (size > WIN_SIZE_MAX)
+        local_err = wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: %zu bytes is larger than any window can be", size);
+    void *p = NULL;
+    if (!local_err && size && (local_err = wio_gpu_alloc(size, &p)) == 0) {
+        w->base = p;
+        w->device_owned = 1;
+        local_err = device_zero(w->base, size);
+    }
+    w->device = 1;
+    w->size = local_err ? 0 : size;
+    uint8_t *recs = malloc((size_t)g->size * REC_SIZE);
+    uint8_t mine[REC_SIZE];
+    if (!recs)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating a window");
+    rec_encode(mine, w->id, REC_DEVICE, (uint64_t)(uintptr_t)w->base, size, 0, NULL, (uint32_t)local_err);
+    if (!local_err)
+        device_export(w, mine);
+    int rc = wio_coll_allgather(e, g, mine, recs, REC_SIZE, WIO_DT_BYTE);
+    if (rc) {
+        free(recs);
+        return rc;
+    }
+    for (int i = 0; i < g->size && !local_err; i++)
+        if (wio_get_le64(recs + (size_t)i * REC_SIZE + 16) != size)
+            local_err = wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: members asked for different sizes "
+                                 "(%zu here, %llu at rank %d)", size,
+                                 (unsigned long long)wio_get_le64(recs + (size_t)i * REC_SIZE + 16), i);
+    fill_members(w, recs);
+    if (!local_err)
+        device_map_peers(r, w, recs);
+    free(recs);
+    return agree(e, g, local_err);
+}
+
 static int finish_create(wio_rma *r, struct waitio_win *w, waitio_win_t *out)
 {
     mark_served(w);
@@ -892,6 +1026,11 @@ static int finish_create(wio_rma *r, struct waitio_win *w, waitio_win_t *out)
 
 int waitio_win_allocate(waitio_group_t grp, size_t size, waitio_win_t *win, void **base)
 {
+    return waitio_win_allocate_ex(grp, size, 0, win, base);
+}
+
+int waitio_win_allocate_ex(waitio_group_t grp, size_t size, unsigned flags, waitio_win_t *win, void **base)
+{
     WIO_API_GUARD();
     wio_rma *r = wio_rma_get();
     if (!r)
@@ -902,10 +1041,15 @@ int waitio_win_allocate(waitio_group_t grp, size_t size, waitio_win_t *win, void
         return rc;
     if (!win)
         return wio_fail(WAITIO_ERR_ARG, "NULL window pointer");
+    /* an unknown flag is refused by every member alike (the same arguments everywhere) */
+    if (flags & ~(unsigned)WAITIO_WIN_DEVICE)
+        return wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate_ex: unknown flags %#x", flags);
     struct waitio_win *w = win_new(r, g, WIO_WIN_HEAP);
     if (!w)
         return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating a window");
-    if ((rc = table_add(r, w)) || (rc = heap_create(r, w, size)) || (rc = wio_rdma_win_setup(r, w))) {
+    if ((rc = table_add(r, w)) ||
+        (rc = (flags & WAITIO_WIN_DEVICE) ? device_heap_create(r, w, size) : heap_create(r, w, size)) ||
+        (rc = wio_rdma_win_setup(r, w))) {
         table_remove(r, w);
         win_destroy(w);
         return rc;
@@ -944,16 +1088,29 @@ static int exposed_create(wio_rma *r, wio_group *g, int kind, void *base, size_t
      * exchange first may use the window at once */
     w->base = local_err ? NULL : base;
     w->size = local_err ? 0 : size;
+    if (!local_err && kind == WIO_WIN_USER) {
+        /* memory of the caller's may be a device allocation: then only frames reach it */
+        wio_mem_kind mk = WIO_MEM_HOST;
+        if (size && (local_err = wio_gpu_mem_kind(base, size, &mk, NULL)) != 0) {
+            w->base = NULL;
+            w->size = 0;
+        }
+        w->device = mk == WIO_MEM_CUDA;
+    }
     int rc = local_err ? 0 : table_add(r, w);
     uint8_t mine[REC_SIZE];
-    rec_encode(mine, w->id, 0, (uint64_t)(uintptr_t)w->base, w->size, image, NULL,
+    rec_encode(mine, w->id, w->device ? REC_DEVICE : 0, (uint64_t)(uintptr_t)w->base, w->size, image, NULL,
                (uint32_t)(local_err ? local_err : rc));
+    if (!local_err && !rc)
+        device_export(w, mine);
     int xrc = wio_coll_allgather(r->e, g, mine, recs, REC_SIZE, WIO_DT_BYTE);
     int bad = 0, err = xrc ? xrc : local_err ? local_err : rc ? rc : records_error(g, recs, &bad);
     if (!xrc && !local_err && !rc && err)
         wio_fail(err, "window creation failed on rank %d (%s)", bad, waitio_strerror(err));
-    if (!err)
+    if (!err) {
         fill_members(w, recs);
+        device_map_peers(r, w, recs);
+    }
     free(recs);
     if (!err)
         err = wio_rdma_win_setup(r, w); /* collective too: every member got here */
@@ -1067,6 +1224,7 @@ int waitio_win_free(waitio_win_t win)
     /* our operations complete; the members leave the barrier only after every member's quiet,
      * so every frame of a well-behaved member naming the window has been served */
     int rc = wio_am_quiet(r);
+    ipc_close_imports(win); /* before the barrier: owners free their parts after it */
     int rc2 = wio_coll_barrier(r->e, win->g);
     /* a member that did not wait for its own operations (or a hostile one) may still have
      * transfers on the window: none is left when this returns, so the caller may reuse or unmap
@@ -1079,9 +1237,19 @@ int waitio_win_free(waitio_win_t win)
 
 void wio_win_retire_all(wio_rma *r)
 {
-    for (uint32_t i = 0; i < r->nslots; i++)
-        if (r->wins[i])
-            win_retire(r, r->wins[i]);
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        struct waitio_win *w = r->wins[i];
+        if (!w)
+            continue;
+        /* not freed by the program: without the free's barrier another process may still have
+         * this device part open, so it is left to the driver, which releases it at exit */
+        if (w->device_owned && w->ipc_exported) {
+            wio_debug("finalize: window %#x's device part (exported through CUDA IPC) is left to the "
+                      "driver", (unsigned)w->id);
+            w->device_owned = 0;
+        }
+        win_retire(r, w);
+    }
 }
 
 /* After the engine's finalize every reply item is done (written or dropped): nothing is left to
@@ -1131,7 +1299,9 @@ int waitio_win_offset(waitio_win_t win, const void *addr, size_t *offset)
 
 void *waitio_win_ptr(waitio_win_t win, int rank, size_t offset)
 {
-    if (!win || rank < 0 || rank >= win->g->size || !win->m[rank].ptr || offset > win->m[rank].size)
+    /* device memory takes no plain loads and stores: NULL, as for a part not mapped here */
+    if (!win || rank < 0 || rank >= win->g->size || !win->m[rank].ptr || offset > win->m[rank].size ||
+        win->m[rank].device)
         return NULL;
     return win->m[rank].ptr + offset;
 }
@@ -1236,8 +1406,14 @@ int waitio_win_realloc(waitio_win_t w, size_t offset, size_t size, size_t align,
     int rc = waitio_win_alloc(w, size, align, &off);
     if (rc)
         return rc;
-    if (w->base)
+    if (w->base && w->device) /* the blocks do not overlap: the old one is still allocated */
+        rc = wio_gpu_copy(w->base + off, w->base + offset, old_size < size ? old_size : size);
+    else if (w->base)
         memmove(w->base + off, w->base + offset, old_size < size ? old_size : size);
+    if (rc) {
+        waitio_win_dealloc(w, off);
+        return rc;
+    }
     *new_offset = off;
     return waitio_win_dealloc(w, offset);
 }

@@ -2,6 +2,9 @@
  * shmem.c — OpenSHMEM set-up and queries, the symmetric heap (a deterministic allocator in
  * WaitIO's heap window, so the same calls on every PE give the same offsets), RMA (memcpy to a
  * mapped heap part, else waitio_put/waitio_get), ordering, barriers and shmem_global_exit.
+ * The device symmetric heap (SHMEMX_MALLOC_DEVICE, WAITIO_SHMEM_HEAP=device) is a second heap
+ * window in GPU memory (waitio_win_allocate_ex with WAITIO_WIN_DEVICE), made collectively at the
+ * first device allocation; blocks are told apart from the host heap's by their address.
  */
 #include <sched.h>
 #include <stdarg.h>
@@ -93,15 +96,11 @@ static size_t heap_rounded(size_t size)
     return p;
 }
 
-static size_t heap_size_from_env(void)
+/* A size setting: bytes with an optional K, M or G (and B); 0 when unset. */
+static size_t size_setting(const char *name, const char *v)
 {
-    const char *v = waitio_adapter_getenv("SHMEM_SYMMETRIC_SIZE");
     if (!v || !*v)
-        v = getenv("SMA_SYMMETRIC_SIZE"); /* its name before 1.4, deprecated */
-    if (!v || !*v)
-        v = waitio_adapter_getenv("WAITIO_SYMMETRIC_SIZE");
-    if (!v || !*v)
-        return DEFAULT_HEAP;
+        return 0;
     char *end;
     double x = strtod(v, &end);
     double mult = 1;
@@ -114,8 +113,20 @@ static size_t heap_size_from_env(void)
     if (*end == 'B' || *end == 'b')
         end++;
     if (end == v || *end || !(x > 0) || x * mult > 1e15)
-        wio_shmem_fatal("SHMEM_SYMMETRIC_SIZE=%s is not a size (bytes, with an optional K, M or G)", v);
-    return heap_rounded((size_t)(x * mult));
+        wio_shmem_fatal("%s=%s is not a size (bytes, with an optional K, M or G)", name, v);
+    return (size_t)(x * mult);
+}
+
+static size_t heap_size_from_env(void)
+{
+    const char *v = waitio_adapter_getenv("SHMEM_SYMMETRIC_SIZE");
+    if (!v || !*v)
+        v = getenv("SMA_SYMMETRIC_SIZE"); /* its name before 1.4, deprecated */
+    if (!v || !*v)
+        v = waitio_adapter_getenv("WAITIO_SYMMETRIC_SIZE");
+    if (!v || !*v)
+        return DEFAULT_HEAP;
+    return heap_rounded(size_setting("SHMEM_SYMMETRIC_SIZE", v));
 }
 
 static int h_global_exit(int origin, const void *args, size_t len, void *reply, size_t *reply_len, void *user)
@@ -198,6 +209,8 @@ void shmem_finalize(void)
     if (!S.ready)
         return;
     shmem_barrier_all();
+    if (S.dheap)
+        wio_shmem_check(waitio_win_free(S.dheap), "shmem_finalize: the device symmetric heap");
     wio_shmem_check(waitio_win_free(S.heap), "shmem_finalize: the symmetric heap");
     wio_shmem_check(waitio_win_free(S.data), "shmem_finalize: the data segment");
     waitio_rpc_register(RPC_GLOBAL_EXIT, NULL, NULL);
@@ -308,53 +321,104 @@ void shmem_info_get_name(char *name)
  * with the same arguments), so it is asked each time an alignment above a page is. */
 #define HEAP_PAGE_ALIGN 4096u
 
-static uint64_t heap_align_limit(void)
+static uint64_t heap_align_limit(uintptr_t heap_base)
 {
-    uint64_t base = (uint64_t)S.heap_base, mine = base & (~base + 1), least = 0;
+    uint64_t base = (uint64_t)heap_base, mine = base & (~base + 1), least = 0;
     wio_shmem_check(waitio_mpi_allreduce(&mine, &least, 1, WAITIO_MPI_UINT64_T, WAITIO_MPI_MIN, S.world),
                     "shmem_align: agreeing on the heap's alignment");
     return least;
 }
 
+/* ---- the device symmetric heap ---- */
+
+/* WAITIO_SHMEM_HEAP=device: every allocation from the device heap (read once). */
+static int default_device(void)
+{
+    static int kind = -1;
+    if (kind < 0) {
+        const char *v = waitio_adapter_getenv("WAITIO_SHMEM_HEAP");
+        if (v && *v && strcmp(v, "host") != 0 && strcmp(v, "device") != 0)
+            wio_shmem_fatal("WAITIO_SHMEM_HEAP=%s: host or device", v);
+        kind = v && strcmp(v, "device") == 0;
+    }
+    return kind;
+}
+
+/* Makes the device heap at the first device allocation: a collective, as every allocation is,
+ * so every PE makes it in the same call. 0, or -1 with a message when this system has no CUDA
+ * device (every PE agrees: waitio_win_allocate_ex fails on all of them). */
+static int dheap_open(const char *what)
+{
+    if (S.dheap)
+        return 0;
+    size_t size = size_setting("WAITIO_SHMEM_DEVICE_SIZE", waitio_adapter_getenv("WAITIO_SHMEM_DEVICE_SIZE"));
+    size = heap_rounded(size ? size : DEFAULT_HEAP);
+    void *base = NULL;
+    int rc = waitio_win_allocate_ex(S.world, size, WAITIO_WIN_DEVICE, &S.dheap, &base);
+    if (rc) {
+        S.dheap = NULL;
+        fprintf(stderr, "shmem: PE %d: %s: no device symmetric heap: %s (%s)\n", S.me, what, waitio_strerror(rc),
+                waitio_error_message());
+        return -1;
+    }
+    S.dheap_base = (uintptr_t)base;
+    S.dheap_size = size;
+    return 0;
+}
+
+/* The heap a block is in: the device heap's window and base when ptr is there (else unchanged). */
+static void heap_of(const void *ptr, waitio_win_t *w, uintptr_t *base)
+{
+    uintptr_t a = (uintptr_t)ptr;
+    if (S.dheap && a - S.dheap_base < S.dheap_size) {
+        *w = S.dheap;
+        *base = S.dheap_base;
+    }
+}
+
 /* A block of the heap (size > 0), or NULL with a message when it is full: the allocator is
  * deterministic, so every PE gets the same answer. */
-static void *heap_alloc(size_t size, size_t align, const char *what)
+static void *heap_alloc(size_t size, size_t align, int device, const char *what)
 {
     size_t off;
-    int rc = waitio_win_alloc(S.heap, size, align, &off);
+    if (device && dheap_open(what) != 0)
+        return NULL;
+    int rc = waitio_win_alloc(device ? S.dheap : S.heap, size, align, &off);
     if (rc == WAITIO_ERR_NOMEM) {
-        fprintf(stderr, "shmem: PE %d: %s(%zu): the symmetric heap is full (SHMEM_SYMMETRIC_SIZE=%zu)\n",
-                S.me, what, size, S.heap_size);
+        fprintf(stderr, "shmem: PE %d: %s(%zu): the %s symmetric heap is full (%s=%zu)\n", S.me, what, size,
+                device ? "device" : "host", device ? "WAITIO_SHMEM_DEVICE_SIZE" : "SHMEM_SYMMETRIC_SIZE",
+                device ? S.dheap_size : S.heap_size);
         return NULL;
     }
     wio_shmem_check(rc, what);
-    return (void *)(S.heap_base + off);
+    return (void *)((device ? S.dheap_base : S.heap_base) + off);
 }
 
 /* OpenSHMEM 1.5: a size of 0 is no action — NULL, and no barrier. Otherwise a barrier on exit,
  * also when the heap is full (every PE returns NULL then). */
-static void *heap_collective_alloc(size_t size, size_t align, const char *what)
+static void *heap_collective_alloc(size_t size, size_t align, int device, const char *what)
 {
     wio_shmem_need_init();
     if (!size)
         return NULL;
-    void *p = heap_alloc(size, align, what);
+    void *p = heap_alloc(size, align, device, what);
     shmem_barrier_all();
     return p;
 }
 
 void *shmem_malloc(size_t size)
 {
-    return heap_collective_alloc(size, 16, "shmem_malloc");
+    return heap_collective_alloc(size, 16, default_device(), "shmem_malloc");
 }
 
-/* The hints (SHMEM_MALLOC_ATOMICS_REMOTE, SHMEM_MALLOC_SIGNAL_REMOTE, or any other bits) are
- * advice that changes nothing here: atomics and signals work on every heap block alike, through
- * CPU atomics on a host and WaitIO's atomics otherwise. */
+/* The standard hints (SHMEM_MALLOC_ATOMICS_REMOTE, SHMEM_MALLOC_SIGNAL_REMOTE, or any other bits)
+ * are advice that changes nothing here: atomics and signals work on every heap block alike,
+ * through CPU atomics on a host and WaitIO's atomics otherwise. SHMEMX_MALLOC_DEVICE is not
+ * advice: the block is in the device heap. */
 void *shmem_malloc_with_hints(size_t size, long hints)
 {
-    (void)hints;
-    return heap_collective_alloc(size, 16, "shmem_malloc_with_hints");
+    int device = (hints & SHMEMX_MALLOC_DEVICE) || default_device();
+    return heap_collective_alloc(size, 16, device, "shmem_malloc_with_hints");
 }
 
 void *shmem_align(size_t alignment, size_t size)
@@ -367,15 +431,32 @@ void *shmem_align(size_t alignment, size_t size)
                 alignment, size);
         return NULL;
     }
+    int device = default_device();
+    if (device && dheap_open("shmem_align") != 0) {
+        shmem_barrier_all();
+        return NULL;
+    }
     if (alignment > HEAP_PAGE_ALIGN) {
-        uint64_t limit = heap_align_limit();
+        uint64_t limit = heap_align_limit(device ? S.dheap_base : S.heap_base);
         if (alignment > limit) {
             fprintf(stderr, "shmem: PE %d: shmem_align(%zu, %zu): the symmetric heap serves alignments up to "
                     "%llu bytes on every PE\n", S.me, alignment, size, (unsigned long long)limit);
             return NULL;
         }
     }
-    return heap_collective_alloc(size, alignment, "shmem_align");
+    return heap_collective_alloc(size, alignment, device, "shmem_align");
+}
+
+static void calloc_device_zero(void *p, size_t n)
+{
+    size_t step = n < ((size_t)1 << 20) ? n : (size_t)1 << 20;
+    void *zeros = calloc(1, step);
+    if (!zeros)
+        wio_shmem_fatal("shmem_calloc: out of memory");
+    for (size_t at = 0; at < n; at += step)
+        wio_shmem_check(waitio_put(S.dheap, S.me, (uintptr_t)p - S.dheap_base + at, zeros,
+                                   n - at < step ? n - at : step), "shmem_calloc (device heap)");
+    free(zeros);
 }
 
 void *shmem_calloc(size_t count, size_t size)
@@ -387,8 +468,11 @@ void *shmem_calloc(size_t count, size_t size)
         fprintf(stderr, "shmem: PE %d: shmem_calloc(%zu, %zu): the size overflows\n", S.me, count, size);
         return NULL;
     }
-    void *p = heap_alloc(count * size, 16, "shmem_calloc");
-    if (p)
+    int device = default_device();
+    void *p = heap_alloc(count * size, 16, device, "shmem_calloc");
+    if (p && device) /* GPU memory: zeroed by a put to this PE (WaitIO copies it with the GPU) */
+        calloc_device_zero(p, count * size);
+    else if (p)
         memset(p, 0, count * size);
     shmem_barrier_all();
     return p;
@@ -399,7 +483,10 @@ void shmem_free(void *ptr)
     if (!ptr) /* no action, no barrier */
         return;
     shmem_barrier_all();
-    wio_shmem_check(waitio_win_dealloc(S.heap, (uintptr_t)ptr - S.heap_base), "shmem_free");
+    waitio_win_t w = S.heap;
+    uintptr_t base = S.heap_base;
+    heap_of(ptr, &w, &base);
+    wio_shmem_check(waitio_win_dealloc(w, (uintptr_t)ptr - base), "shmem_free");
 }
 
 /* NULL: shmem_malloc; size 0: shmem_free. Otherwise barriers on entry (nobody still uses the old
@@ -414,13 +501,16 @@ void *shmem_realloc(void *ptr, size_t size)
     }
     shmem_barrier_all();
     size_t off;
-    int rc = waitio_win_realloc(S.heap, (uintptr_t)ptr - S.heap_base, size, 16, &off);
+    waitio_win_t w = S.heap;
+    uintptr_t base = S.heap_base;
+    heap_of(ptr, &w, &base);
+    int rc = waitio_win_realloc(w, (uintptr_t)ptr - base, size, 16, &off);
     if (rc == WAITIO_ERR_NOMEM)
         fprintf(stderr, "shmem: PE %d: shmem_realloc(%zu): the symmetric heap is full\n", S.me, size);
     else
         wio_shmem_check(rc, "shmem_realloc");
     shmem_barrier_all();
-    return rc ? NULL : (void *)(S.heap_base + off);
+    return rc ? NULL : (void *)(base + off);
 }
 
 /* the deprecated (1.2) names */

@@ -99,6 +99,10 @@ typedef struct wio_shmem_state {
     uintptr_t data_base;
     size_t data_size;
     uint8_t **heap_ptr;        /* per PE: its heap part mapped here, or NULL */
+    waitio_win_t dheap;        /* the device symmetric heap (SHMEMX_MALLOC_DEVICE), or NULL until
+                                * the first device allocation: GPU memory, never mapped here */
+    uintptr_t dheap_base;
+    size_t dheap_size;
 } wio_shmem_state;
 
 extern wio_shmem_state wio_shmem WIO_SH_HIDDEN;
@@ -126,6 +130,11 @@ static inline int wio_shmem_resolve(const void *addr, size_t len, waitio_win_t *
         *win = S.data;
         *off = a - S.data_base;
         return WIO_SYM_DATA;
+    }
+    if (a - S.dheap_base < S.dheap_size && len <= S.dheap_size - (a - S.dheap_base)) {
+        *win = S.dheap; /* device memory: every access through WaitIO (its owner copies by GPU) */
+        *off = a - S.dheap_base;
+        return WIO_SYM_HEAP;
     }
     return WIO_SYM_NONE;
 }

@@ -26,9 +26,37 @@ typedef struct word_set {
     size_t result;
 } word_set;
 
+/* A word of the device symmetric heap: the CPU may not load it, WaitIO reads it (a get from this
+ * PE, copied by the GPU). 1 if p is there (*v set), else 0. */
+static int load_device(const volatile void *p, size_t size, uint64_t *v)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (!S.dheap || a - S.dheap_base >= S.dheap_size)
+        return 0;
+    uint8_t b[8] = {0};
+    wio_shmem_check(waitio_get(S.dheap, S.me, a - S.dheap_base, b, size), "reading a word of the device heap");
+    atomic_thread_fence(memory_order_acquire);
+    if (size == 2) {
+        uint16_t x;
+        memcpy(&x, b, 2);
+        *v = x;
+    } else if (size == 4) {
+        uint32_t x;
+        memcpy(&x, b, 4);
+        *v = x;
+    } else {
+        memcpy(v, b, 8);
+    }
+    return 1;
+}
+
 static int64_t load_word(const volatile void *base, size_t i, size_t size, int is_signed)
 {
     const volatile uint8_t *p = (const volatile uint8_t *)base + i * size;
+    uint64_t dv;
+    if (load_device(p, size, &dv))
+        return size == 2 ? (is_signed ? (int64_t)(int16_t)dv : (int64_t)dv)
+             : size == 4 ? (is_signed ? (int64_t)(int32_t)dv : (int64_t)dv) : (int64_t)dv;
     switch (size) {
     case 2: { uint16_t v = __atomic_load_n((const volatile uint16_t *)(const volatile void *)p, __ATOMIC_ACQUIRE);
               return is_signed ? (int64_t)(int16_t)v : (int64_t)v; }
@@ -306,12 +334,18 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
      * (over tcp, with no progress thread), so WaitIO progresses first */
     wio_shmem_need_init();
     wio_shmem_check(waitio_progress(), "shmem_signal_fetch");
+    uint64_t dv;
+    if (load_device(sig_addr, 8, &dv))
+        return dv;
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     shmem_uint64_wait_until(sig_addr, cmp, cmp_value);
+    uint64_t dv;
+    if (load_device(sig_addr, 8, &dv))
+        return dv;
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 

@@ -158,8 +158,13 @@ typedef struct wio_tp_instance {
 /* The largest payload of a frame that send_now takes. */
 #define WIO_SEND_NOW_MAX 1024u
 
-/* Largest rendezvous descriptor (rdv_pack) a transport may produce: WIO_RTS_PAYLOAD_MAX. */
+/* The largest direct-read descriptor an RTS carries (WIO_RTS_PAYLOAD_MAX), and the largest a
+ * transport's rdv_pack may produce: below WIO_GPU_DESC_LEN, so that the engine tells a CUDA IPC
+ * descriptor (core/frame.h) from a transport's by its length. */
 #define WIO_RDV_DESC_MAX WIO_RTS_PAYLOAD_MAX
+#define WIO_RDV_TP_DESC_MAX 24u
+_Static_assert(WIO_RDV_TP_DESC_MAX < WIO_GPU_DESC_LEN && WIO_GPU_DESC_LEN <= WIO_RDV_DESC_MAX,
+               "transport and CUDA IPC descriptors are told apart by length");
 
 /* ---- one-sided over RDMA (issue 27 item 4; ucx_rma.c implements it, src/rma/rdma.c uses it
  * through the engine): a transport that can read, write and update a peer's registered memory

@@ -1117,7 +1117,7 @@ static size_t ucx_rdv_pack(void *conn, const void *buf, size_t len, uint8_t *out
     const void *rkey;
     size_t rkey_len;
     if (!c || c->failed || wio_ucx_rcache_get(c->t->rcache, buf, len, &rkey, &rkey_len) != 0 ||
-        8 + rkey_len > WIO_RDV_DESC_MAX)
+        8 + rkey_len > WIO_RDV_TP_DESC_MAX)
         return 0;
     wio_put_le64(out, (uint64_t)(uintptr_t)buf);
     memcpy(out + 8, rkey, rkey_len);

@@ -6,9 +6,13 @@
  *  - across all PBs (the universe), results equal values computed independently here;
  *  - hierarchical (through the MPI adapter) and flat collectives give identical results;
  *  - every rank holds the same bits after a universe allreduce of order-sensitive sums;
- *  - point-to-point isend/irecv/send/recv/waitall with statuses across PBs.
+ *  - point-to-point isend/irecv/send/recv/waitall with statuses across PBs;
+ *  - with "paths SEED": only the universe's collectives, each path forced in turn (flat,
+ *    hierarchical, paired, segmented, pipelined, then chosen) at sizes drawn from SEED (the same
+ *    in every PB), every datatype and op, every element against values computed here.
  * Inputs are small integers (also in float types), so every reduction order gives the same bits.
  * Usage: mpi_layer [max_count]   (default 1048576)
+ *        mpi_layer paths SEED
  */
 #include <complex.h>
 #include <mpi.h>
@@ -185,11 +189,21 @@ static void fill(const dtype_case *d, void *buf, int r, size_t count, int op)
 /* Reductions: this PB against its MPI; the universe against the independent values; hierarchical
  * against flat. */
 /* The path of the universe's collectives, as WAITIO_COLL_HIER spells it: "0" flat, "1"
- * hierarchical, "auto" chosen per call (waitio_coll_set_path: the variable is read once). */
+ * hierarchical, "paired", "segmented", "pipeline", "auto" chosen per call
+ * (waitio_coll_set_path: the variable is read once). */
+static const char *const path_names[] = {"0", "1", "paired", "segmented", "pipeline"};
+
 static void set_path(const char *mode)
 {
-    CHECK_RC(waitio_coll_set_path(!strcmp(mode, "auto") ? WAITIO_COLL_PATH_AUTO
-                                  : !strcmp(mode, "0") ? WAITIO_COLL_PATH_FLAT : WAITIO_COLL_PATH_HIER));
+    int path = WAITIO_COLL_PATH_AUTO;
+    for (int p = 0; p < (int)(sizeof path_names / sizeof path_names[0]); p++)
+        if (!strcmp(mode, path_names[p]))
+            path = p;
+    if (path == WAITIO_COLL_PATH_AUTO && strcmp(mode, "auto")) {
+        fprintf(stderr, "mpi_layer: unknown path '%s'\n", mode);
+        exit(1);
+    }
+    CHECK_RC(waitio_coll_set_path(path));
 }
 
 static void test_reductions(WAITIO_MPI_Comm U, WAITIO_MPI_Comm P, size_t maxcount)
@@ -391,10 +405,10 @@ static void test_same_bits(WAITIO_MPI_Comm U)
 {
     enum { MAXN = 600 };
     static const int counts[] = {1, 3, 100, MAXN};
-    static const char *const modes[] = {"0", "1", "auto"};
+    static const char *const modes[] = {"0", "1", "auto", "paired", "segmented"};
     double in[MAXN], out[MAXN];
     uint64_t bits[MAXN], hi[MAXN], lo[MAXN];
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 5; m++) {
         set_path(modes[m]);
         for (int c = 0; c < 4; c++) {
             int n = counts[c];
@@ -522,9 +536,155 @@ static void test_p2p(WAITIO_MPI_Comm U)
     }
 }
 
+/* ---- every path forced in turn, at sizes drawn from a seed the PBs share ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void) /* splitmix64: the same sequence in every process for the same seed */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static size_t rnd_in(size_t lo, size_t hi) { return lo + (size_t)(rnd() % (hi - lo + 1)); }
+
+/* An element count around the PB sizes: 0, 1, and counts that do not divide into the PBs'
+ * processes (the segmented allreduce's uneven last piece). */
+static size_t small_count(void)
+{
+    static const size_t fixed[] = {0, 1, 2, 3};
+    size_t k = (size_t)(rnd() % 8);
+    return k < 4 ? fixed[k] : rnd_in(4, (size_t)usize * 7 + 5);
+}
+
+/* One allreduce (in place or not) of n elements of d under op, every element checked. */
+static void check_allreduce(WAITIO_MPI_Comm U, const dtype_case *d, int k, size_t n, int in_place,
+                            const char *path, uint8_t *in, uint8_t *out, uint8_t *want)
+{
+    int op = ops[k].w;
+    fill(d, in, urank, n, op);
+    for (size_t i = 0; i < n; i++)
+        store(d, want, i, expected_reduce(usize, i, op));
+    memset(out, 0xa5, n * d->size + 1);
+    if (in_place)
+        memcpy(out, in, n * d->size);
+    CHECK_RC(WAITIO_MPI_Allreduce(in_place ? WAITIO_MPI_IN_PLACE : in, out, (int)n, d->w, op, U));
+    if (!same_values(d, out, want, n))
+        FAIL("path %s: %sAllreduce %s %s count %zu wrong", path, in_place ? "in-place " : "", d->name,
+             ops[k].name, n);
+    if (out[n * d->size] != 0xa5)
+        FAIL("path %s: Allreduce %s count %zu wrote past its buffer", path, d->name, n);
+}
+
+/* Op number `pick` (modulo their count) among those that apply to d. */
+static int applicable_op(const dtype_case *d, uint64_t pick)
+{
+    int n = 0, k;
+    for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++)
+        n += op_applies(d, k);
+    pick %= (uint64_t)(n ? n : 1);
+    for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++)
+        if (op_applies(d, k) && pick-- == 0)
+            break;
+    return k;
+}
+
+/* sweep: every datatype (under an op drawn among those that apply to it) and every op (on
+ * 64-bit integers), for the paths that reduce with code of their own besides the PBs' MPI
+ * (paired, segmented: the flat and hierarchical ones get every pair in test_reductions);
+ * otherwise a few drawn pairs. Then large vectors. */
+static void paths_allreduce(WAITIO_MPI_Comm U, const char *path, int sweep, uint8_t *in, uint8_t *out,
+                            uint8_t *want)
+{
+    size_t ndt = sizeof dtypes / sizeof dtypes[0], di;
+    for (size_t c = 0; c < (sweep ? ndt : 4); c++) {
+        di = sweep ? c : (size_t)(rnd() % ndt);
+        if (dtypes[di].kind != K_NONE)
+            check_allreduce(U, &dtypes[di], applicable_op(&dtypes[di], rnd()), small_count(),
+                            (int)(rnd() % 4 == 0), path, in, out, want);
+    }
+    for (di = 0; sweep && di < ndt; di++)
+        if (dtypes[di].w == WAITIO_MPI_INT64_T)
+            for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++)
+                check_allreduce(U, &dtypes[di], k, small_count(), 0, path, in, out, want);
+    /* large vectors, where the segmented path is meant to win: doubles (about 1 MiB, and in
+     * place), 16-byte long doubles with a count that leaves the last piece short */
+    check_allreduce(U, &dtypes[DT_DOUBLE], 0, rnd_in(90000, 140000), 0, path, in, out, want);
+    check_allreduce(U, &dtypes[DT_DOUBLE], 0, rnd_in(20000, 40000) | 1, 1, path, in, out, want);
+    for (di = 0; di < ndt; di++)
+        if (dtypes[di].w == WAITIO_MPI_LONG_DOUBLE)
+            check_allreduce(U, &dtypes[di], 2 /* MAX */, rnd_in(3000, 9000) | 1, 0, path, in, out, want);
+}
+
+/* Broadcasts of 0 B to about 1.1 MiB from random roots (the pipeline's range, sizes that are
+ * no whole number of segments), every byte checked. */
+static void paths_bcast(WAITIO_MPI_Comm U, const char *path, uint8_t *buf)
+{
+    size_t sizes[] = {0, 1, rnd_in(2, 4096), rnd_in(4097, 32767), rnd_in(32768, 300000),
+                      rnd_in(300001, 1100000)};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int root = (int)(rnd() % (uint64_t)usize);
+        uint8_t salt = (uint8_t)rnd();
+        for (size_t i = 0; i < sizes[s]; i++)
+            buf[i] = urank == root ? (uint8_t)(i * 131 + (i >> 8) + salt) : 0x5a;
+        CHECK_RC(WAITIO_MPI_Bcast(buf, (int)sizes[s], WAITIO_MPI_BYTE, root, U));
+        for (size_t i = 0; i < sizes[s]; i++)
+            if (buf[i] != (uint8_t)(i * 131 + (i >> 8) + salt)) {
+                FAIL("path %s: Bcast of %zu bytes from %d wrong at %zu", path, sizes[s], root, i);
+                break;
+            }
+    }
+}
+
+static void paths_reduce(WAITIO_MPI_Comm U, const char *path, uint8_t *in, uint8_t *out, uint8_t *want)
+{
+    static const int cases[][2] = {{DT_DOUBLE, 0}, {0 /* INT */, 2 /* MAX */}, {DT_DOUBLE, 3 /* MIN */}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const dtype_case *d = &dtypes[cases[c][0]];
+        int k = cases[c][1], op = ops[k].w, root = (int)(rnd() % (uint64_t)usize);
+        size_t n = c == 0 ? rnd_in(30000, 70000) : small_count();
+        fill(d, in, urank, n, op);
+        for (size_t i = 0; i < n; i++)
+            store(d, want, i, expected_reduce(usize, i, op));
+        memset(out, 0xa5, n * d->size);
+        CHECK_RC(WAITIO_MPI_Reduce(in, out, (int)n, d->w, op, root, U));
+        if (urank == root && !same_values(d, out, want, n))
+            FAIL("path %s: Reduce %s %s count %zu root %d wrong", path, d->name, ops[k].name, n, root);
+    }
+}
+
+static void test_paths(WAITIO_MPI_Comm U, uint64_t seed)
+{
+    static const char *const order[] = {"0", "1", "paired", "segmented", "pipeline", "auto"};
+    size_t cap = 1200000 * 2;
+    uint8_t *in = malloc(cap), *out = malloc(cap), *want = malloc(cap);
+    if (!in || !out || !want) {
+        FAIL("out of memory");
+        exit(1);
+    }
+    rng_state = seed;
+    for (size_t p = 0; p < sizeof order / sizeof order[0]; p++) {
+        set_path(order[p]);
+        /* the sweep where those paths can run (a power of two of PBs); elsewhere they are the
+         * hierarchical path, which test_reductions sweeps */
+        int sweep = (!strcmp(order[p], "paired") || !strcmp(order[p], "segmented")) && !(npb & (npb - 1));
+        paths_allreduce(U, order[p], sweep, in, out, want);
+        paths_bcast(U, order[p], out);
+        paths_reduce(U, order[p], in, out, want);
+        CHECK_RC(WAITIO_MPI_Barrier(U));
+    }
+    set_path("auto");
+    free(in);
+    free(out);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
-    size_t maxcount = argc > 1 ? (size_t)atol(argv[1]) : (1u << 20);
+    int paths = argc > 2 && !strcmp(argv[1], "paths");
+    size_t maxcount = argc > 1 && !paths ? (size_t)atol(argv[1]) : (1u << 20);
     alarm(240);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -542,13 +702,18 @@ int main(int argc, char **argv)
     if (hsize != npb || (wrank == 0 ? hrank != pbid : hrank != WAITIO_MPI_UNDEFINED))
         FAIL("PB-heads communicator: rank %d size %d", hrank, hsize);
     WAITIO_MPI_Comm P = pb_group();
-    test_p2p(U);
-    test_data_movement(U, P);
-    test_in_place(U, P);
-    if (waitio_coll_set_path(2) != WAITIO_ERR_ARG) /* not a path */
-        FAIL("waitio_coll_set_path(2) was not refused");
-    test_same_bits(U);
-    test_reductions(U, P, maxcount);
+    if (paths) {
+        test_paths(U, strtoull(argv[2], NULL, 0));
+        test_same_bits(U);
+    } else {
+        test_p2p(U);
+        test_data_movement(U, P);
+        test_in_place(U, P);
+        if (waitio_coll_set_path(5) != WAITIO_ERR_ARG || waitio_coll_set_path(-2) != WAITIO_ERR_ARG)
+            FAIL("waitio_coll_set_path(5) or (-2), not paths, was not refused");
+        test_same_bits(U);
+        test_reductions(U, P, maxcount);
+    }
     if (wrank == 0) { /* PB heads reduce over their own communicator */
         int one = 1, total = 0;
         CHECK_RC(WAITIO_MPI_Allreduce(&one, &total, 1, WAITIO_MPI_INT, WAITIO_MPI_SUM, H));

@@ -110,6 +110,7 @@ static const char *const tu_code_names[] = {
     "WAITIO_ERR_KEY", "WAITIO_ERR_PEER", "WAITIO_ERR_PEER_FINALIZED", "WAITIO_ERR_TRUNCATE",
     "WAITIO_ERR_PROTO", "WAITIO_ERR_SYS", "WAITIO_ERR_GROUP", "WAITIO_ERR_NOT_MEMBER",
     "WAITIO_ERR_CANCELLED", "WAITIO_ERR_UNREACHABLE", "WAITIO_ERR_BOUNDS", "WAITIO_ERR_RPC",
+    "WAITIO_ERR_DEVICE",
 };
 #define TU_NCODES ((int)(sizeof tu_code_names / sizeof tu_code_names[0]))
 

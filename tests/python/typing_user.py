@@ -1,5 +1,5 @@
 """A small user program of the binding, checked with mypy --strict against its stubs (python_sdist.sh)."""
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import waitio
 
@@ -42,6 +42,31 @@ def one_sided(world: waitio.Comm) -> None:
     win.Free()
 
 
+class CudaArray:
+    """A device array as PyTorch and CuPy expose one (docs/python.md, "GPU arrays")."""
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        return {"version": 3, "shape": (8,), "typestr": "<f8", "data": (0, False), "strides": None}
+
+
+class DLPackArray:
+    def __dlpack__(self, stream: Optional[int] = None, max_version: Optional[Tuple[int, int]] = None) -> object:
+        return object()
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (2, 0)
+
+
+def device_arrays(world: waitio.Comm) -> None:
+    dev, dl = CudaArray(), DLPackArray()
+    world.Send(dev, 0, 1)
+    st: Tuple[int, int, int] = world.Recv(dl, 0, 1)
+    world.Allreduce(dev, dl, waitio.SUM)
+    world.Bcast(dl, root=0)
+    print(st)
+
+
 def main() -> int:
     with waitio.session(timeout=30):
         world = waitio.universe()
@@ -61,6 +86,7 @@ def main() -> int:
             print(code, message)
         print(src, tag, nbytes, got, heads.size, g.rank, back, waitio.pb_rank(), waitio.__version__)
         one_sided(waitio.rma_world())
+        device_arrays(world)
     return 0
 
 

@@ -323,6 +323,43 @@ t_oshmem_job() {
   t_run_job "$name" "$secs" "$@" "${job[@]}"
 }
 
+# t_python_binding PY DIR: T_PYLIB = a directory holding this tree's Python binding for PY, put
+# first on PYTHONPATH: python_binding's install in this build when newer than every source it is
+# built from, else a build of its own into $WAITIO_BUILD_DIR/DIR (setup.py build: ~20-60 s;
+# T_PYJOBS compilers at once, default 2).
+t_python_binding() {
+  local py=$1 dir=$2 site=$WAITIO_BUILD_DIR/python-site src=$WAITIO_SOURCE_DIR so
+  so=$(ls "$site"/waitio/_core*.so 2>/dev/null | head -1)
+  if [ "$py" = python3 ] && [ -n "$so" ] && [ -z "$(find "$src/python" "$src/src" "$src/include" "$src/setup.py" \
+       -newer "$so" -type f 2>/dev/null | head -1)" ]; then
+    T_PYLIB=$site
+    t_log "using the binding python_binding installed ($T_PYLIB)"
+  else
+    t_start pybuild 200 sh -c "cd '$src' && '$py' setup.py -q build --build-base '$WAITIO_BUILD_DIR/$dir' -j${T_PYJOBS:-2}"
+    t_wait pybuild || { t_show pybuild; t_fail "building the Python binding failed"; }
+    T_PYLIB=$(ls -d "$WAITIO_BUILD_DIR/$dir"/lib.* 2>/dev/null | head -1)
+    [ -n "$T_PYLIB" ] || t_fail "no lib.* directory in $WAITIO_BUILD_DIR/$dir"
+  fi
+  export PYTHONPATH=$T_PYLIB${PYTHONPATH:+:$PYTHONPATH}
+  case $(cd /tmp && "$py" -c "import waitio; print(waitio.__file__)" 2>&1) in
+    "$T_PYLIB"/*) ;;
+    *) t_fail "the binding of this tree is not the one imported" ;;
+  esac
+}
+
+# t_python_fake_cuda: T_FAKE_CUDA = the CUDA test double (tests/gpu/fake_cuda.c) for a Python
+# process: the build's, or in a sanitizer build (whose copy Python, not built with ASan, cannot
+# load) a plain one compiled into this test's directory.
+t_python_fake_cuda() {
+  T_FAKE_CUDA=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so
+  if t_sanitized; then
+    T_FAKE_CUDA=$T_DIR/libwaitio_fakecuda.so
+    cc -std=c11 -O1 -shared -fPIC -o "$T_FAKE_CUDA" "$WAITIO_SOURCE_DIR/tests/gpu/fake_cuda.c" -lpthread ||
+      t_fail "compiling tests/gpu/fake_cuda.c without the sanitizers failed"
+  fi
+  [ -f "$T_FAKE_CUDA" ] || t_fail "$T_FAKE_CUDA is not built (cmake --build $WAITIO_BUILD_DIR --target waitio_fakecuda)"
+}
+
 if [ "$T_NAME" = lib ]; then
   # run directly (ctest runs every scripts/*.sh): a self-test of the helpers
   t_start self 5 sh -c 'echo hello; sleep 30'

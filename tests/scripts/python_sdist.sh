@@ -124,7 +124,7 @@ t_wait mypy-user || { t_show mypy-user; t_fail "mypy --strict rejects a correct 
 t_start mypy-errors 120 sh -c "cd '$T_DIR' && '$vpy' -m mypy --strict '$src/tests/python/typing_errors.py'"
 t_wait mypy-errors && { t_show mypy-errors; t_fail "mypy accepted wrong calls: the stubs type nothing"; }
 t_expect mypy-errors 'typing_errors.py:6: error: .*"dest".*incompatible type "str"; expected "int"'
-t_expect mypy-errors 'typing_errors.py:7: error: .*incompatible type "int"; expected "Buffer( \| _ArrayBuffer)?"'
+t_expect mypy-errors 'typing_errors.py:7: error: .*incompatible type "int"; expected "Buffer( \| _ArrayBuffer)?( \| _CudaArray \| _DLPackArray)?"'
 t_expect mypy-errors 'typing_errors.py:8: error: Incompatible types in assignment'
 t_expect mypy-errors 'Found 3 errors'
 t_start stubtest 120 sh -c "cd '$T_DIR' && '$vpy' -m mypy.stubtest waitio"

@@ -35,6 +35,7 @@ SHORT = struct.Struct("<BBHIIIII")  # the short EAGER header (protocol 3): mark,
 SHORT_MARK = 0xA7
 HELLO, HELLO_ACK, AUTH, EAGER, RTS, CTS, DATA, CREDIT, BYE = 1, 2, 3, 4, 5, 6, 7, 8, 9
 REGISTER, TABLE, ERROR, IDLE_CLOSE, SHM_OFFER, SHM_READY, ACCEPT = 10, 11, 12, 13, 14, 15, 16
+TABLE_REF = 19  # the table is in a shared-memory segment of this host (frame.h)
 FF_REJECT, FF_TRUNC, FF_NACK, FF_SHM, FF_CMA = 0x1, 0x2, 0x10, 0x20, 0x40
 ID_BOOT = 0xFFFFFFFF
 TP_TCP, TP_SHM = 0x1, 0x2  # transports of a table entry
@@ -98,6 +99,19 @@ class Conn:
             raise ConnectionError(f"sequence {seq}, expected {self.rx}")
         self.rx += 1
         return ftype, flags, id_, aux, self.recv_exact(length)
+
+    def recv_table(self):
+        """The master's answer to REGISTER: (frame type, table). A TABLE_REF (le64 length,
+        SHA-256, segment name) is read from /dev/shm and checked as the library does."""
+        ftype, _, _, _, payload = self.recv()
+        if ftype != TABLE_REF:
+            return ftype, payload
+        (length,) = struct.unpack_from("<Q", payload)
+        digest, name = payload[8:40], payload[40:].decode()
+        with open("/dev/shm/" + name.lstrip("/"), "rb") as f:
+            table = f.read(length)
+        assert len(table) == length and hashlib.sha256(table).digest() == digest, "segment digest"
+        return TABLE, table
 
     # --- handshake, connector side (registration with the master)
     def connect_handshake(self, my_id, target):
@@ -356,7 +370,7 @@ def forge_cma(a):
     else:
         m.send(REGISTER, struct.pack("<IIII", 2, 1, 0, 1) +
                entry(port, hid=host_id(), transports=transports, token=token))
-    ftype, _, _, _, _ = m.recv()
+    ftype, _ = m.recv_table()
     assert ftype == TABLE, f"master answered {ftype}"
     m.s.close()
     print("registered as process 1", flush=True)
@@ -503,7 +517,7 @@ def rma_join(a, ring3=False):
     m = Conn(socket.create_connection(("127.0.0.1", a.master_port), timeout=10), key, a.proto)
     m.connect_handshake(ID_BOOT, ID_BOOT)
     m.send(REGISTER, struct.pack("<IIII", a.npb, 1, 0, 1) + entry(lsn.getsockname()[1], hid=host_id()))
-    ftype, _, _, _, table = m.recv()
+    ftype, table = m.recv_table()
     assert ftype == TABLE, f"master answered {ftype}"
     m.s.close()
     right = None

@@ -40,7 +40,7 @@ static void test_specs(void)
     check_ok("warn,");
     check_bad("inof", "'inof' is not a level (off, notice, error, warn, info, debug)");
     check_bad("warn,bogus=info", "'bogus' is not a subsystem (core, boot, net, tcp, shm, file, ucx, "
-                                 "rma, shmem, mpi, coll, trace)");
+                                 "rma, shmem, mpi, coll, trace, gpu)");
     check_bad("boot=loud", "'loud' is not a level");
     check_bad("boot=", "'' is not a level");
     check_bad("=info", "'' is not a subsystem");
