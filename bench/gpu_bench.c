@@ -224,6 +224,26 @@ static void case_lat(int iters)
         th[r] = pingpong(h, iters / 9 + 1);
     }
     verify(d, 1, 8, 3, "lat");
+    /* where the time goes: the driver's own 8-byte copies (pageable host memory), and a round
+     * trip with the device buffer on one side only (rank 0 device, rank 1 host) */
+    double tput[9], tget[9], tone[9];
+    uint8_t tmp[8];
+    for (int r = 0; r < 9; r++) {
+        int n = iters / 9 + 1;
+        double t0 = now();
+        for (int i = 0; i < n; i++)
+            td_put(d, tmp, 8);
+        tput[r] = (now() - t0) / n;
+        t0 = now();
+        for (int i = 0; i < n; i++)
+            td_get(tmp, d, 8);
+        tget[r] = (now() - t0) / n;
+        tone[r] = pingpong(me == 0 ? d : h, n);
+    }
+    if (me == 0)
+        printf("gpu_bench:   (8 B breakdown: driver H2D copy %.2f us, D2H copy %.2f us; half RTT with the "
+               "device buffer on one side only %.2f us)\n", median(tput, 9) * 1e6, median(tget, 9) * 1e6,
+               median(tone, 9) * 1e6);
     if (me == 0) {
         double a = median(td_, 9) * 1e6, b = median(th, 9) * 1e6;
         printf("gpu_bench: %-28s %9d B  waitio %8.2f us    host->host %8.2f us  goal <= 20 us: %s\n",

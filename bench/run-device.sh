@@ -72,9 +72,11 @@ fi
 
 if want gpu; then
   stamp "GPU tests and benchmark"
-  WAITIO_GPU_LOG_DIR=$out/gpu-logs timeout 230 "$root/tests/gpu/run.sh" "$b" >"$out/gpu.log" 2>&1
+  WAITIO_TEST_GPU_LOG_DIR=$out/gpu-logs timeout 230 "$root/tests/gpu/run.sh" "$b" >"$out/gpu.log" 2>&1
   rc=$?; tail -70 "$out/gpu.log"
   (cd "$out" && tar czf gpu-logs.tgz gpu-logs 2>/dev/null && rm -rf gpu-logs)
+  echo "8 B latency again with a longer spin before blocking (WAITIO_SPIN_US=5000):"
+  WAITIO_SPIN_US=5000 timeout 60 "$root/bench/gpu_bench.sh" "$b" --cases lat 2>&1 | grep "gpu_bench"
   [ $rc = 0 ] && summary+=("gpu: ok") || summary+=("gpu: FAILED rc $rc (gpu.log)")
 fi
 

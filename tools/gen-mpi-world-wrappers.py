@@ -203,7 +203,14 @@ def fortran_symbols(fc, workdir):
     exe = os.path.join(workdir, "probe")
     with open(src, "w") as f:
         f.write("program probe\n  include 'mpif.h'\n  integer ierr\n  call mpi_finalize(ierr)\nend program\n")
-    run([fc, "-Wl,--no-as-needed", src, "-o", exe], cwd=workdir)
+    try:
+        run([fc, "-Wl,--no-as-needed", src, "-o", exe], cwd=workdir)
+    except (subprocess.CalledProcessError, OSError) as e:
+        # a wrapper whose compiler is missing or broken (an Open MPI with mpifort but no
+        # gfortran): the MPI has no usable Fortran, so there is nothing to wrap
+        print(f"gen-mpi-world-wrappers: {fc} cannot build a Fortran program ({e}); no Fortran wrappers",
+              file=sys.stderr)
+        return set()
     libs = re.findall(r"=>\s*(\S+)\s+\(", run(["ldd", exe]))
     syms = set()
     for lib in libs:

@@ -222,6 +222,14 @@ static int get_buffer_dev(PyObject *obj, Py_buffer *b, int writable, int device_
         return 0;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    /* a device array may have a buffer slot that refuses (CuPy's ndarray): then it is one */
+    int dev = device_buffer(obj, b, writable, device_ok);
+    if (dev != 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return dev < 0 ? -1 : 0;
+    }
     PyErr_NormalizeException(&type, &value, &tb);
     PyObject *kind = type && PyExceptionClass_Check(type) ? type : PyExc_BufferError;
     PyErr_SetString(kind, writable ? "receive buffer must be a writable, C-contiguous buffer (copy "

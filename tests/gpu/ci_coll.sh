@@ -7,12 +7,12 @@
 set -uo pipefail
 source "$WAITIO_SOURCE_DIR/tests/scripts/lib.sh"
 t_require_progs gpu_coll
-if [ "${WAITIO_GPU_REAL:-0}" = 1 ]; then # tests/gpu/run.sh on a GPU machine: the real driver
+if [ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ]; then # tests/gpu/run.sh on a GPU machine: the real driver
   driver=()
 else
-  : "${WAITIO_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
-  [ -f "$WAITIO_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_FAKE_CUDA"
-  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_FAKE_CUDA")
+  : "${WAITIO_TEST_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
+  [ -f "$WAITIO_TEST_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_TEST_FAKE_CUDA"
+  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_TEST_FAKE_CUDA")
 fi
 t_instance 2
 t_start pb0 50 env WAITIO_PBID=0 WAITIO_PB_RANK=0 WAITIO_PB_SIZE=1 "${driver[@]}" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ci_p2p.sh — two-sided messages from and to device memory without a GPU: the processes load the
-# CUDA driver's test double (tests/gpu/fake_cuda.c, WAITIO_FAKE_CUDA), whose device pointers
+# CUDA driver's test double (tests/gpu/fake_cuda.c, WAITIO_TEST_FAKE_CUDA), whose device pointers
 # crash on any CPU access, and tests/gpu/gpu_p2p checks every byte (sizes 0 B - 8 MiB, random):
 #  1. one host (shm): device->device (large messages through CUDA IPC: the receiver must report
 #     IPC copies at finalize), device->host, host->device;
@@ -8,18 +8,18 @@
 #  3. a killed peer whose device memory the other holds mapped through CUDA IPC: the survivor's
 #     receive fails with a peer error, it closes the mapping and finalizes;
 #  4. no driver with the forced-device test hook: sends and receives fail with WAITIO_ERR_DEVICE.
-# With WAITIO_GPU_REAL=1 (tests/gpu/run.sh on a GPU machine) the processes use the real driver
+# With WAITIO_TEST_GPU_REAL=1 (tests/gpu/run.sh on a GPU machine) the processes use the real driver
 # (libcuda.so.1) and case 4 is skipped.
 # timeout: 90
 set -uo pipefail
 source "$WAITIO_SOURCE_DIR/tests/scripts/lib.sh"
 t_require_progs gpu_p2p
-if [ "${WAITIO_GPU_REAL:-0}" = 1 ]; then
+if [ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ]; then
   driver=()
 else
-  : "${WAITIO_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
-  [ -f "$WAITIO_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_FAKE_CUDA"
-  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_FAKE_CUDA")
+  : "${WAITIO_TEST_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
+  [ -f "$WAITIO_TEST_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_TEST_FAKE_CUDA"
+  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_TEST_FAKE_CUDA")
 fi
 seed=${WAITIO_TEST_SEED:-$RANDOM}
 t_log "seed $seed"
@@ -62,7 +62,7 @@ must_pass die.1
 t_expect die.1 'saw the peer.s death' "the survivor's receive"
 t_expect die.1 'closed 1 CUDA IPC mapping' "the survivor closes the dead peer's mapping"
 
-[ "${WAITIO_GPU_REAL:-0}" = 1 ] && t_pass "(the no-driver case skipped: real GPU)"
+[ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ] && t_pass "(the no-driver case skipped: real GPU)"
 t_instance 2
 for n in 0 1; do
   t_start "nodrv.$n" 30 env WAITIO_PBID=$n WAITIO_CUDA_LIBRARY=/nonexistent/libcuda.so.1 \

@@ -9,19 +9,19 @@
 #   shmem-hint  3 PEs, one PB                      shmem-env   3 PEs, 2 PBs over tcp
 #   no driver   (fake mode only) a device window and a device block fail cleanly on every
 #               process (WAITIO_ERR_DEVICE; NULL), host memory still works
-# With the fake CUDA driver ($WAITIO_FAKE_CUDA: device memory the CPU cannot touch) in CI; with
-# the real one when tests/gpu/run.sh sets WAITIO_GPU_REAL=1.
+# With the fake CUDA driver ($WAITIO_TEST_FAKE_CUDA: device memory the CPU cannot touch) in CI; with
+# the real one when tests/gpu/run.sh sets WAITIO_TEST_GPU_REAL=1.
 # timeout: 90
 set -uo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 t_require_progs gpu_rma shmem_device
 run=$WAITIO_BUILD_DIR/tools/waitio-oshrun
 [ -x "$run" ] || t_fail "$run is missing"
-if [ "${WAITIO_GPU_REAL:-0}" = 1 ]; then
+if [ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ]; then
   unset WAITIO_CUDA_LIBRARY
   t_log "real CUDA driver"
 else
-  fake=${WAITIO_FAKE_CUDA:-$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}
+  fake=${WAITIO_TEST_FAKE_CUDA:-$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}
   [ -f "$fake" ] || t_fail "the fake CUDA driver $fake is missing (cmake --build: waitio_fakecuda)"
   export WAITIO_CUDA_LIBRARY=$fake
   t_log "fake CUDA driver $fake"
@@ -53,7 +53,7 @@ t_expect shmem-hint "^shmem_device ok: 3 PEs" "verdict of PE 0"
 t_run_job shmem-env 40 WAITIO_TRANSPORTS=tcp WAITIO_SHMEM_HEAP=device -- "$run" -np 2 "$S" --env-heap : \
   -- "$run" -np 1 "$S" --env-heap
 t_expect shmem-env "^shmem_device ok: 3 PEs" "verdict of PE 0"
-if [ "${WAITIO_GPU_REAL:-0}" != 1 ]; then
+if [ "${WAITIO_TEST_GPU_REAL:-0}" != 1 ]; then
   t_run_job no-driver 30 WAITIO_CUDA_LIBRARY="$T_DIR/no-such-libcuda.so" -- "$run" -np 2 "$R" --expect-nodevice
   t_expect no-driver "^gpu_rma ok: 2 processes, no device" "verdict of rank 0"
   t_run_job no-driver-shmem 30 WAITIO_CUDA_LIBRARY="$T_DIR/no-such-libcuda.so" -- "$run" -np 2 "$S" --expect-nodevice

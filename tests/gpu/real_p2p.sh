@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# real_p2p.sh — on a GPU machine only (WAITIO_GPU_REAL=1, tests/gpu/run.sh; else exit 77 = skip):
+# real_p2p.sh — on a GPU machine only (WAITIO_TEST_GPU_REAL=1, tests/gpu/run.sh; else exit 77 = skip):
 # tests/gpu/gpu_p2p with sizes up to 64 MiB (the edges 0 B .. 8 MiB, then random, and 64 MiB
 # itself), every kind pair (device/host each side), every byte checked: on one host (shm, large
 # device messages through CUDA IPC) and over tcp only (staged through host memory).
 # timeout: 60
 set -uo pipefail
-[ "${WAITIO_GPU_REAL:-0}" = 1 ] || { echo "real_p2p: skip (not on a GPU machine: WAITIO_GPU_REAL is not 1)"; exit 77; }
+[ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ] || { echo "real_p2p: skip (not on a GPU machine: WAITIO_TEST_GPU_REAL is not 1)"; exit 77; }
 source "$WAITIO_SOURCE_DIR/tests/scripts/lib.sh"
 t_require_progs gpu_p2p
 seed=${WAITIO_TEST_SEED:-$RANDOM}

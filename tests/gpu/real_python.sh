@@ -11,14 +11,14 @@
 #   3. the ML example's GPU learner (examples/ml/run.sh ... gpu --device cuda): PyTorch on the
 #      GPU receiving the C/MPI simulation's state into CUDA tensors; its guess must save
 #      solver iterations.
-# Exit 0 pass, 77 skip (no GPU, PyTorch, CuPy or NumPy; or run without WAITIO_GPU_REAL=1), else
+# Exit 0 pass, 77 skip (no GPU, PyTorch, CuPy or NumPy; or run without WAITIO_TEST_GPU_REAL=1), else
 # fail. The binding is built from the tree first (setup.py build, all cores; no downloads).
 # timeout: 150
 set -uo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 py=python3
 skip() { echo "SKIP: real_python: $*"; exit 77; }
-[ "${WAITIO_GPU_REAL:-}" = 1 ] || skip "needs a real GPU (WAITIO_GPU_REAL=1, as tests/gpu/run.sh sets it)"
+[ "${WAITIO_TEST_GPU_REAL:-}" = 1 ] || skip "needs a real GPU (WAITIO_TEST_GPU_REAL=1, as tests/gpu/run.sh sets it)"
 why=$("$py" - <<'PY' 2>&1
 import importlib
 for m in ("numpy", "torch", "cupy"):

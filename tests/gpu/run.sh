@@ -3,24 +3,24 @@
 # (bench/run-device.sh calls it there, under a 240 s limit, on 16 cores):
 #   1. builds what the tests need in BUILD_DIR (configures it first if it has no CMakeCache.txt;
 #      `cmake --build -j<cores>` of the targets below: a no-op when BUILD_DIR is already built);
-#   2. runs every tests/gpu/ci_*.sh (the CI tests, here with the real driver: WAITIO_GPU_REAL=1)
+#   2. runs every tests/gpu/ci_*.sh (the CI tests, here with the real driver: WAITIO_TEST_GPU_REAL=1)
 #      and every tests/gpu/real_*.sh (real-GPU-only tests: PyTorch/CuPy peers, the GPU example,
 #      large sizes...), each under its "# timeout: N" (default 60 s) with WAITIO_CUDA_LIBRARY
 #      unset (libcuda.so.1), printing "PASS|FAIL|SKIP <name> (<s> s)" and a failure's log tail;
 #      a script exits 0 (pass), 77 (skip: e.g. no PyTorch) or anything else (fail);
 #   3. prints "run.sh: N passed, M failed, K skipped" (tests not started within the time budget,
-#      WAITIO_GPU_RUN_BUDGET s from the end of the build, default 150, count as failed);
-#   4. runs the GPU benchmark (bench/gpu_bench.sh BUILD_DIR $WAITIO_GPU_BENCH_ARGS; with --fake
+#      WAITIO_TEST_GPU_RUN_BUDGET s from the end of the build, default 150, count as failed);
+#   4. runs the GPU benchmark (bench/gpu_bench.sh BUILD_DIR $WAITIO_TEST_GPU_BENCH_ARGS; with --fake
 #      a short run, --rounds 3 --iters 200, on the test double: its figures mean nothing) and
 #      prints its table; then the per-test lines and the summary line again.
 # Exit status 0 only when no test failed and the benchmark ran (or does not exist).
 #
 # Usage: tests/gpu/run.sh [--fake] [BUILD_DIR]
 #   --fake     here, without a GPU: the CUDA driver's test double (tests/gpu/fake_cuda.c) instead
-#              (WAITIO_GPU_REAL unset, WAITIO_FAKE_CUDA set), to debug this script and the tests
+#              (WAITIO_TEST_GPU_REAL unset, WAITIO_TEST_FAKE_CUDA set), to debug this script and the tests
 #   BUILD_DIR  default: <source>/build-gpu
 # Scripts name the CMake targets they need beyond the libraries in a "# targets: a b" line.
-# Logs: $WAITIO_GPU_LOG_DIR (default a fresh directory under /tmp, printed).
+# Logs: $WAITIO_TEST_GPU_LOG_DIR (default a fresh directory under /tmp, printed).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 fake=0
@@ -35,10 +35,10 @@ for a in "$@"; do
 done
 build=${build:-$src/build-gpu}
 cores=$(nproc 2>/dev/null || echo 4)
-budget=${WAITIO_GPU_RUN_BUDGET:-150}
+budget=${WAITIO_TEST_GPU_RUN_BUDGET:-150}
 t0=$(date +%s)
 elapsed() { echo $(($(date +%s) - t0)); }
-logs=${WAITIO_GPU_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/waitio-gpu-run.XXXXXX")}
+logs=${WAITIO_TEST_GPU_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/waitio-gpu-run.XXXXXX")}
 mkdir -p "$logs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 echo "run.sh: source $src, build $build, $cores cores, logs in $logs, mode $([ $fake = 1 ] && echo fake || echo real)"
@@ -82,11 +82,11 @@ echo "run.sh: built in $(elapsed) s"
 export WAITIO_BUILD_DIR=$build WAITIO_SOURCE_DIR=$src TEST_PROGS=$build/tests/progs
 unset WAITIO_CUDA_LIBRARY
 if [ $fake = 1 ]; then
-  unset WAITIO_GPU_REAL
-  export WAITIO_FAKE_CUDA=$build/tests/libwaitio_fakecuda.so
+  unset WAITIO_TEST_GPU_REAL
+  export WAITIO_TEST_FAKE_CUDA=$build/tests/libwaitio_fakecuda.so
 else
-  export WAITIO_GPU_REAL=1
-  unset WAITIO_FAKE_CUDA
+  export WAITIO_TEST_GPU_REAL=1
+  unset WAITIO_TEST_FAKE_CUDA
   { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
       echo "run.sh: nvidia-smi failed (no GPU?)"; } 2>&1 | sed 's/^/run.sh: GPU: /'
 fi
@@ -132,10 +132,10 @@ if [ -x "$src/bench/gpu_bench.sh" ]; then
   else
     echo "run.sh: GPU benchmark (limit $left s)"
     bench_env=() bench_args=()
-    [ $fake = 1 ] && bench_env=(WAITIO_CUDA_LIBRARY="$WAITIO_FAKE_CUDA") && bench_args=(--rounds 3 --iters 200)
+    [ $fake = 1 ] && bench_env=(WAITIO_CUDA_LIBRARY="$WAITIO_TEST_FAKE_CUDA") && bench_args=(--rounds 3 --iters 200)
     # shellcheck disable=SC2086 # the extra arguments are words
     env "${bench_env[@]}" timeout --kill-after=5 "$left" "$src/bench/gpu_bench.sh" "$build" "${bench_args[@]}" \
-      ${WAITIO_GPU_BENCH_ARGS:-} >"$logs/bench.log" 2>&1
+      ${WAITIO_TEST_GPU_BENCH_ARGS:-} >"$logs/bench.log" 2>&1
     bench_rc=$?
     cat "$logs/bench.log"
     [ $bench_rc = 0 ] || echo "run.sh: the benchmark FAILED (exit status $bench_rc)"
