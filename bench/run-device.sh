@@ -80,5 +80,29 @@ if want gpu; then
   [ $rc = 0 ] && summary+=("gpu: ok") || summary+=("gpu: FAILED rc $rc (gpu.log)")
 fi
 
+if want collmodel; then
+  stamp "collectives 2 x 8 with the start-up model alone"
+  timeout 70 "$root/bench/run-collectives.sh" --cpu-set --env WAITIO_COLL_TABLE=none --env WAITIO_LOG=coll=info \
+    --modes auto "$b" 8 100 2 >"$out/coll-model.log" 2>&1
+  rc=$?; grep -h "paths for\|model:" "$out/coll-model.log" | sort -u | head; tail -24 "$out/coll-model.log"
+  [ $rc = 0 ] && summary+=("collectives with the model: ok") || summary+=("collectives with the model: FAILED rc $rc (coll-model.log)")
+fi
+
+if want mps; then
+  # Two processes that take turns on one GPU pay a switch of GPU context at each turn; the
+  # Multi-Process Service shares one context between them
+  stamp "8 B device latency under CUDA MPS"
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d && sleep 1
+    timeout 60 "$root/bench/gpu_bench.sh" "$b" --cases lat 2>&1 | grep "gpu_bench" | head -4
+    echo quit | nvidia-cuda-mps-control
+    summary+=("mps: ran")
+  else
+    echo "no nvidia-cuda-mps-control here"; summary+=("mps: not available")
+  fi
+fi
+
 stamp "done"
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

@@ -455,6 +455,7 @@ static void gpu_read_in_place(wio_engine *e, wio_peer *p, wio_req_impl *r, const
     memcpy(h.bytes, desc + 1, WIO_GPU_IPC_HANDLE_LEN);
     uint64_t off = wio_get_le64(desc + 1 + WIO_GPU_IPC_HANDLE_LEN);
     uint64_t len = wio_get_le64(desc + 9 + WIO_GPU_IPC_HANDLE_LEN);
+    h.id = wio_get_le64(desc + 17 + WIO_GPU_IPC_HANDLE_LEN);
     void *base;
     wio_mem_kind kind;
     if (len != r->msg_len || off > UINT64_MAX - len || wio_gpu_ipc_open(p->id, &h, &base) != 0 ||
@@ -1666,6 +1667,7 @@ static int gpu_isend(wio_engine *e, wio_group *g, wio_peer *p, int dst, const vo
         memcpy(desc + 1, h.bytes, WIO_GPU_IPC_HANDLE_LEN);
         wio_put_le64(desc + 1 + WIO_GPU_IPC_HANDLE_LEN, (uint64_t)off);
         wio_put_le64(desc + 9 + WIO_GPU_IPC_HANDLE_LEN, (uint64_t)len);
+        wio_put_le64(desc + 17 + WIO_GPU_IPC_HANDLE_LEN, h.id);
         return engine_isend(e, g, p, dst, buf, len, tag, ctx, WIO_GPU_SEND_IPC, desc, out);
     }
     void *bounce;

@@ -94,9 +94,9 @@ enum wio_frame_type {
 #define WIO_CHUNK_HARD_MAX (64u << 20)
 /* RTS: a direct-read descriptor: a transport's (shm: 16 B, ucx: at most 24 B) or a CUDA IPC
  * descriptor of a device buffer (WIO_GPU_DESC_LEN: mark byte, 64-byte handle, le64 offset, le64
- * length), told apart by their lengths (docs/protocol.md, "GPU memory") */
+ * length, le64 buffer id), told apart by their lengths (docs/protocol.md, "GPU memory") */
 #define WIO_RTS_PAYLOAD_MAX 96u
-#define WIO_GPU_DESC_LEN 81u
+#define WIO_GPU_DESC_LEN 89u
 #define WIO_GPU_DESC_MARK 0xc7u
 #define WIO_RMA_PAYLOAD_MAX (64u << 20) /* RMA, RMA_REPLY: one piece of a put / get / call */
 

@@ -38,6 +38,7 @@ enum {
 };
 enum { /* CUpointer_attribute */
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,
     CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
     CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
@@ -631,6 +632,12 @@ int wio_gpu_ipc_export(const void *p, wio_gpu_ipc_handle *h, size_t *offset)
     if (c != CUDA_SUCCESS)
         return cu_fail(c, "cuIpcGetMemHandle");
     memcpy(h->bytes, ch.reserved, sizeof h->bytes);
+    unsigned long long id = 0;
+    int attr = CU_POINTER_ATTRIBUTE_BUFFER_ID;
+    void *data = &id;
+    if (cu.PointerGetAttributes(1, &attr, &data, (CUdeviceptr)start) != CUDA_SUCCESS)
+        id = 0; /* an older driver: the handle bytes alone identify the allocation */
+    h->id = id;
     *offset = (size_t)((uintptr_t)p - start);
     return 0;
 }
@@ -669,6 +676,12 @@ int wio_gpu_ipc_open(uint32_t peer, const wio_gpu_ipc_handle *h, void **base)
     ipc_entry *victim = &ipc_cache[0];
     for (int i = 0; i < IPC_SLOTS; i++) {
         ipc_entry *x = &ipc_cache[i];
+        if (x->used && x->peer == peer && !memcmp(x->h.bytes, h->bytes, sizeof h->bytes) &&
+            x->h.id && h->id && x->h.id != h->id) {
+            ipc_close_entry(x); /* the same bytes for a new allocation at a freed one's address */
+            victim = x;
+            break;
+        }
         if (x->used && x->peer == peer && !memcmp(x->h.bytes, h->bytes, sizeof h->bytes)) {
             x->stamp = ++ipc_clock;
             *base = (void *)(uintptr_t)x->base;

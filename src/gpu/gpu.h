@@ -41,6 +41,10 @@ void wio_gpu_forget(const void *p, size_t len);
 #define WIO_GPU_IPC_HANDLE_LEN 64 /* sizeof(CUipcMemHandle) */
 typedef struct wio_gpu_ipc_handle {
     unsigned char bytes[WIO_GPU_IPC_HANDLE_LEN];
+    /* the allocation's buffer id in the exporting process (CU_POINTER_ATTRIBUTE_BUFFER_ID:
+     * never reused there), 0 when unknown. The driver may give a new allocation at a freed
+     * one's address the same handle bytes: the id tells a stale mapping from a live one. */
+    uint64_t id;
 } wio_gpu_ipc_handle;
 int wio_gpu_ipc_export(const void *p, wio_gpu_ipc_handle *h, size_t *offset);
 /* Maps a peer's exported allocation (cached per peer and handle: opened once) and gives its

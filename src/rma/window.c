@@ -829,6 +829,7 @@ static void device_map_peers(wio_rma *r, struct waitio_win *w, const uint8_t *re
             !shares_memory(r, m->pid))
             continue;
         memcpy(m->ipc_h.bytes, p + 40, WIO_GPU_IPC_HANDLE_LEN);
+        m->ipc_h.id = 0; /* not sent: the window lives until all close their mappings (win_free) */
         m->ipc_off = wio_get_le64(p + 32);
         if (!wio_win_ipc_ptr(m)) {
             wio_debug("window %#x: rank %d's device part not opened through CUDA IPC (%s): frames reach it",

@@ -37,7 +37,7 @@ enum {
 };
 enum {
     ATTR_CONTEXT = 1, ATTR_MEMORY_TYPE = 2, ATTR_DEVICE_POINTER = 3, ATTR_HOST_POINTER = 4,
-    ATTR_IS_MANAGED = 8, ATTR_DEVICE_ORDINAL = 9, ATTR_RANGE_START_ADDR = 11, ATTR_RANGE_SIZE = 12,
+    ATTR_BUFFER_ID = 7, ATTR_IS_MANAGED = 8, ATTR_DEVICE_ORDINAL = 9, ATTR_RANGE_START_ADDR = 11, ATTR_RANGE_SIZE = 12,
 };
 enum { MEMTYPE_HOST = 1, MEMTYPE_DEVICE = 2 };
 
@@ -286,6 +286,7 @@ CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr
         case ATTR_DEVICE_POINTER: *(CUdeviceptr *)data[i] = x ? (CUdeviceptr)ptr : 0; break;
         case ATTR_HOST_POINTER: *(void **)data[i] = x && a.host ? (void *)(uintptr_t)ptr : NULL; break;
         case ATTR_IS_MANAGED: *(unsigned *)data[i] = 0; break;
+        case ATTR_BUFFER_ID: *(unsigned long long *)data[i] = x ? a.id : 0; break;
         case ATTR_DEVICE_ORDINAL: *(int *)data[i] = x ? 0 : -2; break;
         case ATTR_RANGE_START_ADDR: *(CUdeviceptr *)data[i] = x ? a.dev : 0; break;
         case ATTR_RANGE_SIZE: *(size_t *)data[i] = x ? a.size : 0; break;
