@@ -20,7 +20,6 @@
  * libcuda.so.1): a device array where the library found no CUDA driver raises waitio.Error
  * with WAITIO_ERR_DEVICE.
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include "core/settings.h"
 #include "gpu/gpu.h"
@@ -103,35 +102,16 @@ static PyTypeObject DeviceHoldType = {
 
 /* ---- the driver's stream synchronisation ---- */
 
-typedef int (*cu_stream_sync_fn)(void *stream);
-
-/* cuStreamSynchronize of the driver the library loaded (dlopen of the same name with
- * RTLD_NOLOAD: the library's handle, no second driver). With the GIL (resolution once). */
+/* Waits for the device array's stream (the library's driver, with a context made current on a
+ * thread that has none), without the GIL. */
 static int device_stream_sync(uintptr_t stream)
 {
-    static cu_stream_sync_fn sync_fn;
-    if (!sync_fn) {
-        const char *lib = wio_setting_str("WAITIO_CUDA_LIBRARY", NULL);
-        void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        void *sym = h ? dlsym(h, "cuStreamSynchronize") : NULL;
-        if (!sym) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "cannot synchronize the device array's stream: %s has no "
-                     "cuStreamSynchronize (%s)", lib ? lib : "libcuda.so.1", h ? "symbol missing" : "driver not loaded");
-            raise_with(WAITIO_ERR_DEVICE, msg);
-            return -1;
-        }
-        *(void **)&sync_fn = sym; /* object pointer to function pointer: POSIX dlsym's contract */
-    }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = sync_fn((void *)stream);
+    rc = wio_gpu_stream_wait(stream);
     Py_END_ALLOW_THREADS
     if (rc) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "cuStreamSynchronize(%#lx) failed with CUDA error %d",
-                 (unsigned long)stream, rc);
-        raise_with(WAITIO_ERR_DEVICE, msg);
+        raise_with(rc, waitio_error_message());
         return -1;
     }
     return 0;

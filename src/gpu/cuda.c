@@ -613,6 +613,19 @@ void wio_gpu_bounce_put(void *p, size_t len)
 
 /* ---- CUDA IPC ---- */
 
+int wio_gpu_stream_wait(uintptr_t stream)
+{
+    if (driver_state() != DRV_PRESENT)
+        return no_driver("waiting for a CUDA stream");
+    /* a thread of the program may hold no current context (CuPy and PyTorch make theirs current
+     * on the threads they use): without one the driver answers CUDA_ERROR_INVALID_CONTEXT */
+    int rc = ensure_context(-1);
+    if (rc)
+        return rc;
+    CUresult c = cu.StreamSynchronize((CUstream)stream);
+    return c == CUDA_SUCCESS ? 0 : cu_fail(c, "cuStreamSynchronize");
+}
+
 int wio_gpu_ipc_export(const void *p, wio_gpu_ipc_handle *h, size_t *offset)
 {
     if (driver_state() != DRV_PRESENT)
@@ -639,6 +652,14 @@ int wio_gpu_ipc_export(const void *p, wio_gpu_ipc_handle *h, size_t *offset)
         id = 0; /* an older driver: the handle bytes alone identify the allocation */
     h->id = id;
     *offset = (size_t)((uintptr_t)p - start);
+    /* Another process is about to read the allocation, unordered with this process's streams:
+     * what the program queued on the legacy default stream must be done first. A "blocking"
+     * cuMemcpy from pageable memory returns before its DMA has landed (the driver's documented
+     * behaviour): a 1 MiB + 3 B device-to-host message read through IPC lacked its last 3 bytes
+     * on the H200 node. Work on the program's own streams is its to finish, as with any
+     * CUDA-aware MPI. */
+    if ((c = cu.StreamSynchronize(NULL)) != CUDA_SUCCESS)
+        return cu_fail(c, "cuStreamSynchronize");
     return 0;
 }
 

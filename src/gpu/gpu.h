@@ -50,6 +50,11 @@ int wio_gpu_ipc_export(const void *p, wio_gpu_ipc_handle *h, size_t *offset);
 /* Maps a peer's exported allocation (cached per peer and handle: opened once) and gives its
  * base address in this process. */
 int wio_gpu_ipc_open(uint32_t peer, const wio_gpu_ipc_handle *h, void **base);
+/* Waits for the work queued on a CUDA stream of the program (its CUstream, or 1 / 2 for the
+ * legacy / per-thread default stream, as __cuda_array_interface__ names them), with the device's
+ * primary context made current on a thread that has none. */
+int wio_gpu_stream_wait(uintptr_t stream);
+
 /* Closes every mapping opened from peer (when the peer is lost or finalizes). */
 void wio_gpu_ipc_close_peer(uint32_t peer);
 
