@@ -80,6 +80,12 @@ if want gpu; then
   [ $rc = 0 ] && summary+=("gpu: ok") || summary+=("gpu: FAILED rc $rc (gpu.log)")
 fi
 
+if want mpistart; then
+  stamp "waitio_init's share of MPI start-up, 2 PBs of P Open MPI processes"
+  timeout 150 "$root/bench/run-mpi-startup.sh" "$b" 16 64 128 2>&1 | tee "$out/mpistart.log"
+  [ "${PIPESTATUS[0]}" = 0 ] && summary+=("mpistart: ok") || summary+=("mpistart: FAILED")
+fi
+
 if want collmodel; then
   stamp "collectives 2 x 8 with the start-up model alone"
   timeout 70 "$root/bench/run-collectives.sh" --cpu-set --env WAITIO_COLL_TABLE=none --env WAITIO_LOG=coll=info \

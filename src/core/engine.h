@@ -388,6 +388,9 @@ void wio_group_destroy(wio_engine *e, wio_group *g);
  * MPI layer's communicators, whose ranks follow MPI's split keys rather than PB order. */
 int wio_group_create_members(wio_engine *e, uint32_t gid, const uint32_t *members, int n,
                              wio_group **out);
+/* The group of the PB heads (each PB's process of local rank 0), in PB order: the hierarchical
+ * collectives' and the collective tuner's exchanges between PBs. */
+int wio_group_create_heads(wio_engine *e, uint32_t gid, wio_group **out);
 
 /* adapter.c: the registered MPI adapter (waitio_adapter.h), or NULL */
 struct waitio_adapter_ops;

@@ -185,6 +185,18 @@ int wio_group_create_members(wio_engine *e, uint32_t gid, const uint32_t *member
     return 0;
 }
 
+int wio_group_create_heads(wio_engine *e, uint32_t gid, wio_group **out)
+{
+    uint32_t *heads = malloc(sizeof *heads * (size_t)e->npb);
+    if (!heads)
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory creating group %u", (unsigned)gid);
+    for (int p = 0; p < e->npb; p++)
+        heads[p] = e->pb_offset[p];
+    int rc = wio_group_create_members(e, gid, heads, e->npb, out);
+    free(heads);
+    return rc;
+}
+
 void wio_group_destroy(wio_engine *e, wio_group *g)
 {
     (void)e;

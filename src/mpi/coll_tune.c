@@ -520,26 +520,9 @@ static int spread(wio_engine *e, wio_group *h, agree_msg *m, int tag)
     return rc ? rc : rc2;
 }
 
-static int rank_zero(int pb, int rank)
-{
-    (void)pb;
-    return rank == 0;
-}
-
 static int heads_create(wio_engine *e, wio_group **out)
 {
-    waitio_filter_func_t *f = malloc(sizeof *f * (size_t)e->npb);
-    int *order = malloc(sizeof *order * (size_t)e->npb);
-    int rc = f && order ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-    for (int p = 0; p < e->npb && !rc; p++) {
-        f[p] = rank_zero;
-        order[p] = p + 1;
-    }
-    if (!rc)
-        rc = wio_group_create_func(e, GID_TUNE_HEADS, f, order, out);
-    free(f);
-    free(order);
-    return rc;
+    return wio_group_create_heads(e, GID_TUNE_HEADS, out);
 }
 
 static int measure_one(const waitio_adapter_ops *a, int m, double *buf, double *out)

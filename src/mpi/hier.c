@@ -24,7 +24,6 @@ static wio_engine *heads_engine;
 #define GID_HIER_HEADS 0x7ffffff2
 
 
-static int rank_zero(int pb, int rank) { (void)pb; return rank == 0; }
 
 /* The group is every process of every PB, PB by PB in PBID order. */
 static int is_whole_instance(const wio_engine *e, const wio_group *g)
@@ -202,17 +201,7 @@ static int heads_group(wio_engine *e, wio_group **out)
         heads_engine = e;
     }
     if (!heads) {
-        waitio_filter_func_t *f = malloc(sizeof *f * (size_t)e->npb);
-        int *order = malloc(sizeof *order * (size_t)e->npb);
-        int rc = f && order ? 0 : wio_fail(WAITIO_ERR_NOMEM, "out of memory");
-        for (int p = 0; p < e->npb && !rc; p++) {
-            f[p] = rank_zero;
-            order[p] = p + 1;
-        }
-        if (!rc)
-            rc = wio_group_create_func(e, GID_HIER_HEADS, f, order, &heads);
-        free(f);
-        free(order);
+        int rc = wio_group_create_heads(e, GID_HIER_HEADS, &heads);
         if (rc)
             return rc;
     }

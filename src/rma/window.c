@@ -882,6 +882,18 @@ static void fill_members(struct waitio_win *w, const uint8_t *recs)
     w->m[w->g->my_rank].ptr = w->base;
 }
 
+/* Every member's record asks for the same size (waitio_win_allocate's rule). */
+static int check_same_size(const uint8_t *recs, int n, size_t size)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t theirs = wio_get_le64(recs + (size_t)i * REC_SIZE + 16);
+        if (theirs != size)
+            return wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: members asked for different sizes "
+                            "(%zu here, %llu at rank %d)", size, (unsigned long long)theirs, i);
+    }
+    return 0;
+}
+
 /* Heap window: the members sharing memory with this one are in `local` (group ranks, in order). */
 static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
 {
@@ -922,11 +934,8 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
         free(recs);
         return rc;
     }
-    for (int i = 0; i < g->size && !local_err; i++)
-        if (wio_get_le64(recs + (size_t)i * REC_SIZE + 16) != size)
-            local_err = wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: members asked for different sizes "
-                                 "(%zu here, %llu at rank %d)", size,
-                                 (unsigned long long)wio_get_le64(recs + (size_t)i * REC_SIZE + 16), i);
+    if (!local_err)
+        local_err = check_same_size(recs, g->size, size);
     if (!local_err && stride && nlocal > 1 && leader != me) {
         const uint8_t *lr = recs + (size_t)leader * REC_SIZE;
         char lname[NAME_MAX_LEN];
@@ -1004,11 +1013,8 @@ static int device_heap_create(wio_rma *r, struct waitio_win *w, size_t size)
         free(recs);
         return rc;
     }
-    for (int i = 0; i < g->size && !local_err; i++)
-        if (wio_get_le64(recs + (size_t)i * REC_SIZE + 16) != size)
-            local_err = wio_fail(WAITIO_ERR_ARG, "waitio_win_allocate: members asked for different sizes "
-                                 "(%zu here, %llu at rank %d)", size,
-                                 (unsigned long long)wio_get_le64(recs + (size_t)i * REC_SIZE + 16), i);
+    if (!local_err)
+        local_err = check_same_size(recs, g->size, size);
     fill_members(w, recs);
     if (!local_err)
         device_map_peers(r, w, recs);

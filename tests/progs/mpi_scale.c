@@ -5,6 +5,7 @@
  * gathers, through WaitIO messages, each process's time spent in waitio_init and error count.
  * Rank 0 prints
  *   startup_seconds=<max over processes of the time in waitio_init>
+ *   mpi_init_seconds=<max over processes of the time in MPI_Init> (issue 29: waitio_init's share)
  *   startup_mean_seconds=<mean>  ring_seconds=<time of the ring phase at rank 0>
  *   mpi_scale ok: N processes in P PBs
  * Usage: mpi_scale [--rounds R] [--init-timeout S] [--alarm S] [--expect-procs N]
@@ -18,15 +19,18 @@
 #define TAG_RING 0x4000UL
 #define TAG_REPORT 0x4100UL
 
-typedef struct report { double init_secs; int64_t errors; int32_t pb, local; } report;
+typedef struct report { double init_secs, mpi_init_secs; int64_t errors; int32_t pb, local; } report;
 
 int main(int argc, char **argv)
 {
     int rounds = 2, init_timeout = 150, expect_procs = 0;
     unsigned alarm_secs = 170;
     tu_set_name(argv[0]);
+    double mpi_init_secs = 0;
 #ifndef TU_NO_MPI
+    double m0 = tu_now();
     MPI_Init(&argc, &argv);
+    mpi_init_secs = tu_now() - m0;
 #endif
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -105,7 +109,7 @@ int main(int argc, char **argv)
     double ring_secs = tu_now() - ring0;
 
     tu_phase("gathering reports at rank 0");
-    report mine = {init_secs, tu_errors, pb, local};
+    report mine = {init_secs, mpi_init_secs, tu_errors, pb, local};
     int status = tu_errors ? 1 : 0;
     if (me == 0) {
         report *all = tu_xcalloc((size_t)n, sizeof *all);
@@ -118,10 +122,13 @@ int main(int argc, char **argv)
             if (rc)
                 TU_FAIL("report %d of %d: %s (%s)", p, n - 1, tu_code_name(rc), waitio_error_message());
         }
-        double max = 0, sum = 0;
+        double max = 0, sum = 0, mpi_max = 0, mpi_sum = 0;
         int argmax = 0, bad = 0;
         for (int p = 0; p < n; p++) {
             sum += all[p].init_secs;
+            mpi_sum += all[p].mpi_init_secs;
+            if (all[p].mpi_init_secs > mpi_max)
+                mpi_max = all[p].mpi_init_secs;
             if (all[p].init_secs > max) {
                 max = all[p].init_secs;
                 argmax = p;
@@ -133,6 +140,7 @@ int main(int argc, char **argv)
             }
         }
         printf("startup_seconds=%.3f\n", max);
+        printf("mpi_init_seconds=%.3f mpi_init_mean_seconds=%.3f\n", mpi_max, mpi_sum / n);
         printf("startup_mean_seconds=%.3f (slowest: PB %d rank %d) ring_seconds=%.3f\n", sum / n,
                all[argmax].pb, all[argmax].local, ring_secs);
         if (bad) {

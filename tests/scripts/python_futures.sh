@@ -21,24 +21,8 @@ py=${WAITIO_TEST_PYTHON:-python3}
 "$py" -c "import numpy" 2>/dev/null || t_fail "NumPy is missing (python3 -m pip install numpy)"
 # The binding python_binding installed into the build tree (it runs first) when it is newer than
 # every source it is built from; else a build of our own (about 20 s).
-site=$WAITIO_BUILD_DIR/python-site
-so=$(ls "$site"/waitio/_core*.so 2>/dev/null | head -1)
-if [ "$py" = python3 ] && [ -n "$so" ] && [ -z "$(find "$src/python" "$src/src" "$src/include" "$src/setup.py" \
-     -newer "$so" -type f 2>/dev/null | head -1)" ]; then
-  lib=$site
-  t_log "using the binding python_binding installed ($lib)"
-else
-  pyb=$WAITIO_BUILD_DIR/python-futures
-  t_start build 200 sh -c "cd '$src' && '$py' setup.py -q build --build-base '$pyb' -j2"
-  t_wait build || { t_show build; t_fail "building the Python binding failed"; }
-  lib=$(ls -d "$pyb"/lib.* 2>/dev/null | head -1)
-  [ -n "$lib" ] || t_fail "no lib.* directory in $pyb"
-fi
-export PYTHONPATH=$lib${PYTHONPATH:+:$PYTHONPATH}
-case $(cd /tmp && "$py" -c "import waitio; print(waitio.__file__)" 2>&1) in
-  "$lib"/*) ;;
-  *) t_fail "the binding of this tree is not the one imported" ;;
-esac
+t_python_binding "$py" python-futures
+lib=$T_PYLIB
 t_log "binding built in $lib"
 prog=$src/tests/python/pb_futures.py
 oshrun=$WAITIO_BUILD_DIR/tools/waitio-oshrun
