@@ -20,9 +20,9 @@
  * libcuda.so.1): a device array where the library found no CUDA driver raises waitio.Error
  * with WAITIO_ERR_DEVICE.
  */
+#include <dlfcn.h>
 #include <stdint.h>
-#include "core/settings.h"
-#include "gpu/gpu.h"
+#include "waitio_adapter.h" /* waitio_adapter_getenv: the registry's WAITIO_CUDA_LIBRARY */
 
 /* ---- DLPack's ABI (dlpack.h, v1.0; the legacy DLManagedTensor is v0.x) ---- */
 
@@ -102,31 +102,93 @@ static PyTypeObject DeviceHoldType = {
 
 /* ---- the driver's stream synchronisation ---- */
 
-/* Waits for the device array's stream (the library's driver, with a context made current on a
- * thread that has none), without the GIL. */
+/* The binding uses the library's public API only (it may be linked against libwaitio.so, whose
+ * internals are hidden): it asks the CUDA driver itself, the one the program already loaded
+ * (dlopen with RTLD_NOLOAD: a device array means its producer loaded it), for the two things
+ * the library's API does not do: whether a device exists, and a stream's completion. */
+typedef int (*cu_int_fn)(int *);
+typedef int (*cu_ptr_fn)(void **);
+typedef int (*cu_retain_fn)(void **, int);
+typedef int (*cu_set_fn)(void *);
+typedef int (*cu_sync_fn)(void *);
+static struct {
+    int loaded, ndev;
+    cu_int_fn device_count;
+    cu_ptr_fn ctx_get_current;
+    cu_retain_fn primary_retain;
+    cu_set_fn ctx_set_current;
+    cu_sync_fn stream_sync;
+} drv;
+
+static const char *driver_name(void)
+{
+    const char *lib = waitio_adapter_getenv("WAITIO_CUDA_LIBRARY");
+    return lib && *lib ? lib : "libcuda.so.1";
+}
+
+/* With the GIL. 1 when the program's CUDA driver is loaded and sees a device. */
+static int driver_ready(void)
+{
+    if (drv.loaded)
+        return drv.ndev > 0;
+    void *h = dlopen(driver_name(), RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return 0; /* not loaded yet: asked again next time */
+    void *f[5] = {dlsym(h, "cuDeviceGetCount"), dlsym(h, "cuCtxGetCurrent"),
+                  dlsym(h, "cuDevicePrimaryCtxRetain"), dlsym(h, "cuCtxSetCurrent"),
+                  dlsym(h, "cuStreamSynchronize")};
+    for (int i = 0; i < 5; i++)
+        if (!f[i])
+            return 0;
+    /* object pointers to function pointers: POSIX dlsym's contract */
+    memcpy(&drv.device_count, &f[0], sizeof f[0]);
+    memcpy(&drv.ctx_get_current, &f[1], sizeof f[1]);
+    memcpy(&drv.primary_retain, &f[2], sizeof f[2]);
+    memcpy(&drv.ctx_set_current, &f[3], sizeof f[3]);
+    memcpy(&drv.stream_sync, &f[4], sizeof f[4]);
+    drv.loaded = 1;
+    if (drv.device_count(&drv.ndev) != 0)
+        drv.ndev = 0;
+    return drv.ndev > 0;
+}
+
+/* Waits for the device array's stream, without the GIL. A thread of the program may hold no
+ * current context (CuPy's did not: CUDA_ERROR_INVALID_CONTEXT): device 0's primary context is
+ * made current for the wait. */
 static int device_stream_sync(uintptr_t stream)
 {
+    if (!driver_ready()) {
+        raise_with(WAITIO_ERR_DEVICE, "cannot wait for the device array's stream: no CUDA driver loaded");
+        return -1;
+    }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = wio_gpu_stream_wait(stream);
+    void *cur = NULL;
+    rc = drv.ctx_get_current(&cur);
+    if (!rc && !cur && !(rc = drv.primary_retain(&cur, 0)))
+        rc = drv.ctx_set_current(cur);
+    if (!rc)
+        rc = drv.stream_sync((void *)stream);
     Py_END_ALLOW_THREADS
     if (rc) {
-        raise_with(rc, waitio_error_message());
+        char msg[128];
+        snprintf(msg, sizeof msg, "waiting for the device array's stream %#lx failed with CUDA error %d",
+                 (unsigned long)stream, rc);
+        raise_with(WAITIO_ERR_DEVICE, msg);
         return -1;
     }
     return 0;
 }
 
-/* 0 when the library can move device memory; else waitio.Error(WAITIO_ERR_DEVICE). */
+/* 0 when device memory can be moved; else waitio.Error(WAITIO_ERR_DEVICE). */
 static int device_usable(const char *what)
 {
-    if (wio_gpu_available())
+    if (driver_ready())
         return 0;
-    const char *lib = wio_setting_str("WAITIO_CUDA_LIBRARY", NULL);
     char msg[512];
-    snprintf(msg, sizeof msg, "%s is CUDA device memory, but the WaitIO library found no CUDA "
-             "driver with a device (%s, WAITIO_CUDA_LIBRARY): copy it to host memory first, or run "
-             "where the driver is", what, lib ? lib : "libcuda.so.1");
+    snprintf(msg, sizeof msg, "%s is CUDA device memory, but no CUDA driver with a device is loaded "
+             "(%s, WAITIO_CUDA_LIBRARY): copy it to host memory first, or run where the driver is",
+             what, driver_name());
     raise_with(WAITIO_ERR_DEVICE, msg);
     return -1;
 }

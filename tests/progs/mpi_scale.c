@@ -6,6 +6,9 @@
  * Rank 0 prints
  *   startup_seconds=<max over processes of the time in waitio_init>
  *   mpi_init_seconds=<max over processes of the time in MPI_Init> (issue 29: waitio_init's share)
+ *   after_last_mpi_init_seconds=<from the last process's return from MPI_Init to the last
+ *     return from waitio_init>: what WaitIO adds to the job's start-up, without the time a
+ *     process waits in waitio_init for the other PB's MPI_Init (the clock of the host: one host)
  *   startup_mean_seconds=<mean>  ring_seconds=<time of the ring phase at rank 0>
  *   mpi_scale ok: N processes in P PBs
  * Usage: mpi_scale [--rounds R] [--init-timeout S] [--alarm S] [--expect-procs N]
@@ -17,9 +20,16 @@
 #include "testutil.h"
 
 #define TAG_RING 0x4000UL
+
+static double wall_now(void) /* comparable between the processes of one host */
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 #define TAG_REPORT 0x4100UL
 
-typedef struct report { double init_secs, mpi_init_secs; int64_t errors; int32_t pb, local; } report;
+typedef struct report { double init_secs, mpi_init_secs, mpi_end, init_end; int64_t errors; int32_t pb, local; } report;
 
 int main(int argc, char **argv)
 {
@@ -32,6 +42,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     mpi_init_secs = tu_now() - m0;
 #endif
+    double mpi_end = wall_now();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -47,7 +58,7 @@ int main(int argc, char **argv)
     tu_phase("waitio_init");
     double t0 = tu_now();
     TU_CHECK(waitio_init(init_timeout));
-    double init_secs = tu_now() - t0;
+    double init_secs = tu_now() - t0, init_end = wall_now();
     int pb, local, npb;
     TU_CHECK(waitio_pb_rank(&pb));
     TU_CHECK(waitio_local_rank(&local));
@@ -109,7 +120,7 @@ int main(int argc, char **argv)
     double ring_secs = tu_now() - ring0;
 
     tu_phase("gathering reports at rank 0");
-    report mine = {init_secs, mpi_init_secs, tu_errors, pb, local};
+    report mine = {init_secs, mpi_init_secs, mpi_end, init_end, tu_errors, pb, local};
     int status = tu_errors ? 1 : 0;
     if (me == 0) {
         report *all = tu_xcalloc((size_t)n, sizeof *all);
@@ -122,13 +133,15 @@ int main(int argc, char **argv)
             if (rc)
                 TU_FAIL("report %d of %d: %s (%s)", p, n - 1, tu_code_name(rc), waitio_error_message());
         }
-        double max = 0, sum = 0, mpi_max = 0, mpi_sum = 0;
+        double max = 0, sum = 0, mpi_max = 0, mpi_sum = 0, last_mpi = 0, last_init = 0;
         int argmax = 0, bad = 0;
         for (int p = 0; p < n; p++) {
             sum += all[p].init_secs;
             mpi_sum += all[p].mpi_init_secs;
             if (all[p].mpi_init_secs > mpi_max)
                 mpi_max = all[p].mpi_init_secs;
+            last_mpi = all[p].mpi_end > last_mpi ? all[p].mpi_end : last_mpi;
+            last_init = all[p].init_end > last_init ? all[p].init_end : last_init;
             if (all[p].init_secs > max) {
                 max = all[p].init_secs;
                 argmax = p;
@@ -141,6 +154,7 @@ int main(int argc, char **argv)
         }
         printf("startup_seconds=%.3f\n", max);
         printf("mpi_init_seconds=%.3f mpi_init_mean_seconds=%.3f\n", mpi_max, mpi_sum / n);
+        printf("after_last_mpi_init_seconds=%.4f\n", last_init - last_mpi);
         printf("startup_mean_seconds=%.3f (slowest: PB %d rank %d) ring_seconds=%.3f\n", sum / n,
                all[argmax].pb, all[argmax].local, ring_secs);
         if (bad) {

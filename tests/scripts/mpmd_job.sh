@@ -28,11 +28,11 @@ else
   mkdir -p "$T_DIR/py/waitio"
   cp "$WAITIO_SOURCE_DIR"/python/waitio/*.py "$T_DIR/py/waitio/"
   # the library's sources as setup.py takes them: no ucx transport, no adapter link helper
-  srcs=$(cd "$WAITIO_SOURCE_DIR" && ls src/core/*.c src/boot/*.c src/transport/*.c src/coll/*.c src/mpi/*.c \
+  srcs=$(cd "$WAITIO_SOURCE_DIR" && ls src/core/*.c src/boot/*.c src/transport/*.c src/coll/*.c src/mpi/*.c src/gpu/*.c \
          src/rma/*.c | grep -v -e '/ucx' -e 'compat_adapter_ref')
   (cd "$WAITIO_SOURCE_DIR" && ${CC:-cc} -shared -fPIC -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I"$pyinc" \
      python/waitio/_core.c $srcs \
-     -lcrypto -o "$T_DIR/py/waitio/_core$suffix") >"$T_DIR/pybuild.log" 2>&1 \
+     -lcrypto -ldl -o "$T_DIR/py/waitio/_core$suffix") >"$T_DIR/pybuild.log" 2>&1 \
     || { cat "$T_DIR/pybuild.log"; t_fail "the binding does not build for $PY"; }
   python_pb=(: -np 1 -x PYTHONPATH="$T_DIR/py" -x LD_LIBRARY_PATH="$WAITIO_BUILD_DIR/adapters"
              "$PY" "$WAITIO_SOURCE_DIR/tests/python/pb_job.py")
