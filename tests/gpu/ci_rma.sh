@@ -41,13 +41,15 @@ t_run_job rma-shm 40 WAITIO_LOG=debug -- "$run" -np 3 "$R" --seed "$seed"
 t_expect rma-shm "^gpu_rma ok: 3 processes, phases ABCDE" "verdict of rank 0"
 read -r f i <<<"$(paths rma-shm)"
 t_log "rma-shm: $f operations as frames (atomics), $i puts and gets through CUDA IPC"
-[ "$i" -gt 150 ] && [ "$f" -gt 200 ] || t_fail "rma-shm: expected puts and gets through CUDA IPC, atomics as frames ($i, $f)"
+[ "$i" -gt 100 ] && [ "$f" -gt 100 ] || t_fail "rma-shm: expected puts and gets through CUDA IPC, atomics as frames ($i, $f)"
+# (the counts depend on the seed's sizes and on which ranks share a host: 382 frames were seen
+# over tcp on the H200 node, 620-650 on a 2-core VM; the bounds only tell the paths apart)
 t_run_job rma-tcp 40 WAITIO_TRANSPORTS=tcp WAITIO_LOG=debug -- "$run" -np 2 "$R" --seed "$seed" : \
   -- "$run" -np 1 "$R" --seed "$seed"
 t_expect rma-tcp "^gpu_rma ok: 3 processes, phases ABCDE" "verdict of rank 0"
 read -r f i <<<"$(paths rma-tcp)"
 t_log "rma-tcp: $f operations as frames, $i through CUDA IPC"
-[ "$i" = 0 ] && [ "$f" -gt 400 ] || t_fail "rma-tcp: expected every access to another's device part as frames ($f, $i)"
+[ "$i" = 0 ] && [ "$f" -gt 200 ] || t_fail "rma-tcp: expected every access to another's device part as frames ($f, $i)"
 t_run_job shmem-hint 40 -- "$run" -np 3 "$S"
 t_expect shmem-hint "^shmem_device ok: 3 PEs" "verdict of PE 0"
 t_run_job shmem-env 40 WAITIO_TRANSPORTS=tcp WAITIO_SHMEM_HEAP=device -- "$run" -np 2 "$S" --env-heap : \
