@@ -156,9 +156,11 @@ int wio_gpu_available(void) { return driver_state() == DRV_PRESENT; }
  * answers "host" without loading the driver: a process that never uses CUDA (an MPI rank or a
  * plain worker on a GPU node) must not pay cuInit (a tenth of a second or more, and a context's
  * memory on the GPU) nor a driver call per message. Whether libcuda was loaded is asked again
- * only when the count of objects the dynamic loader has loaded changed (one call of
- * dl_iterate_phdr stopped at its first object). WAITIO_CUDA_LIBRARY or the test hook
- * WAITIO_TEST_GPU_FORCE_DEVICE load the driver at the first check. */
+ * at most once per tick of the coarse clock (1-4 ms, a vDSO read of a few ns), and then only
+ * when the count of objects the dynamic loader has loaded changed (one call of dl_iterate_phdr
+ * stopped at its first object, which takes the loader's lock): a device pointer exists only
+ * after cuInit, which takes far longer than a tick after libcuda is loaded. WAITIO_CUDA_LIBRARY
+ * or the test hook WAITIO_TEST_GPU_FORCE_DEVICE load the driver at the first check. */
 static int loads_seen_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -178,11 +180,17 @@ static void read_eagerness(void)
 static int driver_state_for_check(void)
 {
     static _Atomic unsigned long long loads_checked;
+    static _Atomic long tick_checked = -1;
     int s = atomic_load_explicit(&drv_state, memory_order_acquire);
     if (__builtin_expect(s != DRV_UNKNOWN, 1))
         return s;
     pthread_once(&eager_once, read_eagerness);
     if (!load_eagerly) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        long tick = (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        if (atomic_exchange_explicit(&tick_checked, tick, memory_order_relaxed) == tick)
+            return DRV_UNKNOWN;
         unsigned long long adds = 0;
         dl_iterate_phdr(loads_seen_cb, &adds);
         if (adds == atomic_load_explicit(&loads_checked, memory_order_relaxed))
