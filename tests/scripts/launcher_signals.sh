@@ -33,10 +33,10 @@ echo up > $T_DIR/$1.up
 sleep 100 & wait
 EOS
 }
-# wait_file PATH SECS
+# wait_file PATH SECS: until PATH has content (the shell creates it before its echo writes it)
 wait_file() {
   local i
-  for ((i = 0; i < $2 * 20; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done
+  for ((i = 0; i < $2 * 20; i++)); do [ -s "$1" ] && return 0; sleep 0.05; done
   return 1
 }
 
