@@ -146,9 +146,9 @@ static int driver_ready(void)
     memcpy(&drv.primary_retain, &f[2], sizeof f[2]);
     memcpy(&drv.ctx_set_current, &f[3], sizeof f[3]);
     memcpy(&drv.stream_sync, &f[4], sizeof f[4]);
-    drv.loaded = 1;
     if (drv.device_count(&drv.ndev) != 0)
-        drv.ndev = 0;
+        return drv.ndev = 0; /* not initialised yet (no cuInit): asked again next time */
+    drv.loaded = 1;
     return drv.ndev > 0;
 }
 
