@@ -391,6 +391,8 @@ int wio_group_create_members(wio_engine *e, uint32_t gid, const uint32_t *member
 /* The group of the PB heads (each PB's process of local rank 0), in PB order: the hierarchical
  * collectives' and the collective tuner's exchanges between PBs. */
 int wio_group_create_heads(wio_engine *e, uint32_t gid, wio_group **out);
+/* 1 when g is every process of every PB, PB by PB in PBID order (the universe's layout). */
+int wio_group_is_universe(const wio_engine *e, const wio_group *g);
 
 /* adapter.c: the registered MPI adapter (waitio_adapter.h), or NULL */
 struct waitio_adapter_ops;

@@ -197,6 +197,16 @@ int wio_group_create_heads(wio_engine *e, uint32_t gid, wio_group **out)
     return rc;
 }
 
+int wio_group_is_universe(const wio_engine *e, const wio_group *g)
+{
+    if ((uint32_t)g->size != e->nprocs_total)
+        return 0;
+    for (int i = 0; i < g->size; i++)
+        if (g->members[i] != (uint32_t)i)
+            return 0;
+    return 1;
+}
+
 void wio_group_destroy(wio_engine *e, wio_group *g)
 {
     (void)e;

@@ -807,16 +807,6 @@ static int override_of(enum wio_coll_op op, size_t *min, size_t *max)
     return state[op] == 2;
 }
 
-static int is_whole_instance(const wio_engine *e, const wio_group *g)
-{
-    if ((uint32_t)g->size != e->nprocs_total)
-        return 0;
-    for (int i = 0; i < g->size; i++)
-        if (g->members[i] != (uint32_t)i)
-            return 0;
-    return 1;
-}
-
 /* Before the ranking is agreed (a communicator of part of the instance used first): the
  * hierarchical path when open, which needs no figures and is the same on every process. */
 static int unagreed_pick(unsigned allowed)
@@ -833,7 +823,7 @@ int wio_coll_tune_choose(wio_engine *e, wio_group *g, enum wio_coll_op op, size_
         tuned.tried = tuned.agreed = 0;
         memset(tuned.said, 0, sizeof tuned.said);
     }
-    if (!tuned.tried && is_whole_instance(e, g)) {
+    if (!tuned.tried && wio_group_is_universe(e, g)) {
         tuned.tried = 1;
         tuned.agreed = agree(e) == 0;
         if (!tuned.agreed)

@@ -23,19 +23,6 @@ static wio_engine *heads_engine;
 
 #define GID_HIER_HEADS 0x7ffffff2
 
-
-
-/* The group is every process of every PB, PB by PB in PBID order. */
-static int is_whole_instance(const wio_engine *e, const wio_group *g)
-{
-    if ((uint32_t)g->size != e->nprocs_total)
-        return 0;
-    for (int i = 0; i < g->size; i++)
-        if (g->members[i] != (uint32_t)i)
-            return 0;
-    return 1;
-}
-
 static int last_path; /* the path the collective being traced took (WIO_TR_PATH_*) */
 
 _Static_assert(WAITIO_COLL_PATH_FLAT == WIO_COLL_PATH_FLAT_ && WAITIO_COLL_PATH_HIER == WIO_COLL_PATH_HIER_ &&
@@ -82,7 +69,7 @@ static int hier_possible(wio_engine *e, wio_group *g)
         return 0;
     if (wio_mpi_comm_hier_possible(e, g)) /* a split/dup/create_group communicator (comm_hier.c) */
         return 1;
-    return e->all_adapters && is_whole_instance(e, g);
+    return e->all_adapters && wio_group_is_universe(e, g);
 }
 
 /* Every PB has the same number of processes and there is a power of two of PBs: each process
@@ -146,7 +133,7 @@ static unsigned paths_possible(wio_engine *e, wio_group *g, enum wio_coll_op op,
     if (!hier_possible(e, g))
         return mask;
     mask |= PATH_BIT(WIO_COLL_PATH_HIER_);
-    if (!is_whole_instance(e, g))
+    if (!wio_group_is_universe(e, g))
         return mask; /* comm_hier.c runs the head-based path only */
     if (op == WIO_COLL_OP_ALLREDUCE && pairable(e)) {
         mask |= PATH_BIT(WIO_COLL_PATH_PAIRED_);
@@ -371,7 +358,7 @@ static int hier_bcast(wio_engine *e, wio_group *g, void *buf, size_t count, int 
     int path = choose_path(e, g, WIO_COLL_OP_BCAST, count * wio_dtype_size(dtype));
     if (path == WIO_COLL_PATH_FLAT_)
         return wio_coll_bcast(e, g, buf, count, dtype, root);
-    if (!is_whole_instance(e, g))
+    if (!wio_group_is_universe(e, g))
         return wio_mpi_comm_hier_bcast(e, g, buf, count, dtype, root);
     size_t bytes = count * wio_dtype_size(dtype);
     if (!wio_dtype_size(dtype))
@@ -406,7 +393,7 @@ static int hier_reduce(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf
     const waitio_adapter_ops *adapter = wio_adapter();
     if (choose_path(e, g, WIO_COLL_OP_REDUCE, count * wio_dtype_size(dtype)) == WIO_COLL_PATH_FLAT_)
         return wio_coll_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
-    if (!is_whole_instance(e, g))
+    if (!wio_group_is_universe(e, g))
         return wio_mpi_comm_hier_reduce(e, g, sbuf, rbuf, count, dtype, op, root);
     size_t es = wio_dtype_size(dtype), bytes = count * es;
     if (!wio_op_valid(op, dtype))
@@ -523,7 +510,7 @@ static int hier_allreduce(wio_engine *e, wio_group *g, const void *sbuf, void *r
     int path = choose_path(e, g, WIO_COLL_OP_ALLREDUCE, bytes);
     if (path == WIO_COLL_PATH_FLAT_)
         return wio_coll_allreduce(e, g, sbuf, rbuf, count, dtype, op);
-    if (!is_whole_instance(e, g))
+    if (!wio_group_is_universe(e, g))
         return wio_mpi_comm_hier_allreduce(e, g, sbuf, rbuf, count, dtype, op);
     if (!wio_op_valid(op, dtype))
         return wio_fail(WAITIO_ERR_ARG, "operation %d is not defined on datatype %d", op, dtype);
@@ -553,7 +540,7 @@ static int hier_barrier(wio_engine *e, wio_group *g)
     const waitio_adapter_ops *adapter = wio_adapter();
     if (choose_path(e, g, WIO_COLL_OP_BARRIER, 0) == WIO_COLL_PATH_FLAT_)
         return wio_coll_barrier(e, g);
-    if (!is_whole_instance(e, g))
+    if (!wio_group_is_universe(e, g))
         return wio_mpi_comm_hier_barrier(e, g);
     int rc = adapter_rc(adapter->barrier(adapter->ctx), "barrier");
     wio_group *h;
