@@ -253,6 +253,14 @@ static int ensure_context(int device)
     return 0;
 }
 
+/* 0 with the driver loaded and a context current on this thread; else why not. */
+static int driver_in_context(const char *what)
+{
+    if (driver_state() != DRV_PRESENT)
+        return no_driver(what);
+    return ensure_context(-1);
+}
+
 /* ---- the attribute cache ---- */
 #define CACHE_SLOTS 64
 #define PAGE 4096u
@@ -420,9 +428,7 @@ int wio_gpu_copy(void *dst, const void *src, size_t len)
 int wio_gpu_alloc(size_t len, void **p)
 {
     *p = NULL;
-    if (driver_state() != DRV_PRESENT)
-        return no_driver("allocating device memory");
-    int rc = ensure_context(-1);
+    int rc = driver_in_context("allocating device memory");
     if (rc)
         return rc;
     CUdeviceptr d = 0;
@@ -450,9 +456,7 @@ int wio_gpu_free(void *p)
 int wio_gpu_host_alloc(size_t len, void **p)
 {
     *p = NULL;
-    if (driver_state() != DRV_PRESENT)
-        return no_driver("allocating pinned memory");
-    int rc = ensure_context(-1);
+    int rc = driver_in_context("allocating pinned memory");
     if (rc)
         return rc;
     CUresult c = cu.MemHostAlloc(p, len ? len : 1, CU_MEMHOSTALLOC_PORTABLE);
@@ -471,9 +475,7 @@ struct wio_gpu_stream { CUstream s; };
 int wio_gpu_stream_create(wio_gpu_stream **out)
 {
     *out = NULL;
-    if (driver_state() != DRV_PRESENT)
-        return no_driver("a copy stream");
-    int rc = ensure_context(-1);
+    int rc = driver_in_context("a copy stream");
     if (rc)
         return rc;
     wio_gpu_stream *s = calloc(1, sizeof *s);
@@ -636,9 +638,7 @@ int wio_gpu_stream_wait(uintptr_t stream)
 
 int wio_gpu_ipc_export(const void *p, wio_gpu_ipc_handle *h, size_t *offset)
 {
-    if (driver_state() != DRV_PRESENT)
-        return no_driver("exporting device memory");
-    int rc = ensure_context(-1);
+    int rc = driver_in_context("exporting device memory");
     if (rc)
         return rc;
     wio_mem_kind kind;
@@ -696,9 +696,7 @@ static void ipc_close_entry(ipc_entry *x)
 int wio_gpu_ipc_open(uint32_t peer, const wio_gpu_ipc_handle *h, void **base)
 {
     *base = NULL;
-    if (driver_state() != DRV_PRESENT)
-        return no_driver("opening a peer's device memory");
-    int rc = ensure_context(-1);
+    int rc = driver_in_context("opening a peer's device memory");
     if (rc)
         return rc;
     pthread_mutex_lock(&ipc_lock);
