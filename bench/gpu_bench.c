@@ -324,8 +324,10 @@ static void case_staged(size_t n, int rounds)
     if (me == 1)
         verify(ddst, 1, n, 7, "staged");
     const char *tp = getenv("WAITIO_TRANSPORTS");
-    char name[64];
-    snprintf(name, sizeof name, "device->device over %s", tp && *tp ? tp : "shm,tcp");
+    const char *depth = getenv("WAITIO_GPU_PIPELINE_DEPTH"); /* 0: staged whole, not pipelined */
+    char name[96];
+    snprintf(name, sizeof name, "device->device over %s%s%s", tp && *tp ? tp : "shm,tcp",
+             depth && *depth ? ", pipeline depth " : "", depth && *depth ? depth : "");
     report(name, n, median(tw, rounds), median(th, rounds), "host->host", 0.8);
     if (dsrc) td_free(dsrc);
     if (ddst) td_free(ddst);

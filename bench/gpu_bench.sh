@@ -2,7 +2,7 @@
 # gpu_bench.sh BUILD_DIR [waitio-gpu-bench options...] — issue 31's two-sided GPU goals:
 # waitio-gpu-bench (bench/gpu_bench.c) as 2 PBs of one process each on this host, first with the
 # default transports (shm: the ipc, lat and dh cases), then with WAITIO_TRANSPORTS=tcp (the
-# staged case). Prints the "gpu_bench:" lines; exits non-zero when a run fails (a goal not met
+# staged case: pipelined, then with WAITIO_GPU_PIPELINE_DEPTH=0, staged whole). Prints the "gpu_bench:" lines; exits non-zero when a run fails (a goal not met
 # is printed, not a failure). Uses libcuda.so.1, or WAITIO_CUDA_LIBRARY when set (the test
 # double: figures meaningless). About 10-20 s on a GPU machine.
 set -uo pipefail
@@ -30,4 +30,6 @@ run() { # run LABEL ENV... -- ARGS...
 }
 run "one host" -- --cases ipc,lat,dh "$@"
 run "tcp" WAITIO_TRANSPORTS=tcp -- --cases staged "$@"
+# the same staged whole (no pipeline: copy, then wire, then copy), to see what pipelining hides
+run "tcp, whole" WAITIO_TRANSPORTS=tcp WAITIO_GPU_PIPELINE_DEPTH=0 -- --cases staged "$@"
 exit $rc

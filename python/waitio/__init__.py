@@ -630,6 +630,11 @@ class Window:
     share them through shared memory); ``Window.create(comm, buf)`` exposes a writable buffer of
     each member's own. This member's part is a buffer: ``np.frombuffer(win, dtype)`` views it.
     Offsets are in bytes. Every creation and :meth:`Free` is collective over the group.
+
+    A *device window* (``Window.allocate(comm, size, device=True)``, or ``Window.create`` over a
+    device array) keeps each member's part in GPU memory: put/get/atomics work on it as on host
+    memory, from host or device buffers; its part is no host buffer but a CUDA array
+    (``__cuda_array_interface__``: ``cupy.asarray(win)``, ``torch.as_tensor(win, device="cuda")``).
     """
 
     def __init__(self, win: _core.Window, comm: Comm) -> None:
@@ -638,14 +643,27 @@ class Window:
         self.comm = comm
 
     @classmethod
-    def allocate(cls, comm: Comm, size: int) -> "Window":
-        """``size`` bytes on every member (the same size everywhere), zero-filled."""
-        return cls(_core.win_allocate(comm._g, size), comm)
+    def allocate(cls, comm: Comm, size: int, device: bool = False) -> "Window":
+        """``size`` bytes on every member (the same size everywhere), zero-filled; ``device``:
+        in GPU memory (``cuMemAlloc`` on each member's current device; every member passes the
+        same, and without a CUDA driver every member raises :class:`Error` WAITIO_ERR_DEVICE)."""
+        return cls(_core.win_allocate(comm._g, size, device), comm)
 
     @classmethod
-    def create(cls, comm: Comm, buf: Buffer) -> "Window":
-        """Expose the writable, C-contiguous ``buf`` (kept exported until :meth:`Free`)."""
+    def create(cls, comm: Comm, buf: DeviceBuffer) -> "Window":
+        """Expose the writable, C-contiguous ``buf`` (kept exported until :meth:`Free`); a device
+        array (``__cuda_array_interface__``, DLPack) makes a device window."""
         return cls(_core.win_create(comm._g, buf), comm)
+
+    @property
+    def device(self) -> bool:
+        """Whether this member's part is device (GPU) memory."""
+        return self._w.device
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        """A device window's part as a CUDA array of bytes (AttributeError for a host window)."""
+        return self._w.__cuda_array_interface__
 
     @property
     def size(self) -> int:
@@ -777,7 +795,8 @@ class Window:
         _futures.release_window(self)  # its put_nbi/get_nbi are complete
 
     def __repr__(self) -> str:
-        return f"<waitio.Window of {self.size} bytes on rank {self.comm.rank}>"
+        where = " of device memory" if self.device else ""
+        return f"<waitio.Window of {self.size} bytes{where} on rank {self.comm.rank}>"
 
 
 def rma_world() -> Comm:

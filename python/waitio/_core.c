@@ -1155,9 +1155,10 @@ static PyMethodDef module_methods[] = {
      "pickle_check(data, /)\n--\n\nRaise ValueError(why, offset) if the pickle data sets an object's state (BUILD), uses\n"
      "persistent ids or out-of-band buffers, or is malformed; else return whether it names a global."},
     {"win_allocate", m_win_allocate, METH_VARARGS,
-     "win_allocate(group, size, /)\n--\n\nAllocate a window of size bytes on every member (collective)."},
+     "win_allocate(group, size, device=False, /)\n--\n\nAllocate a window of size bytes on every member (collective);\n"
+     "device: in device (GPU) memory (WAITIO_WIN_DEVICE)."},
     {"win_create", m_win_create, METH_VARARGS,
-     "win_create(group, buf, /)\n--\n\nExpose the writable buffer buf as this member's part (collective)."},
+     "win_create(group, buf, /)\n--\n\nExpose the writable buffer buf (host, or a device array) as this member's part (collective)."},
     {"rma_world", m_rma_world, METH_NOARGS, "rma_world()\n--\n\nReturn the Group of every process for one-sided use."},
     {"quiet", m_quiet, METH_NOARGS, "quiet()\n--\n\nComplete every one-sided operation of this process."},
     {"fence", m_fence, METH_NOARGS, "fence()\n--\n\nOrder earlier puts, atomics and signals before later ones."},

@@ -216,6 +216,7 @@ typedef struct {
     Py_buffer user;       /* win_create: the exposed buffer, exported until free */
     int has_user;
     Py_ssize_t exports;   /* views of this part handed out */
+    int device;           /* this part is device memory: no host views, a CUDA array interface */
 } WindowObject;
 
 static PyTypeObject WindowType;
@@ -228,7 +229,7 @@ static int window_live(WindowObject *self)
     return -1;
 }
 
-static PyObject *window_wrap(waitio_win_t w, PyObject *group)
+static PyObject *window_wrap(waitio_win_t w, PyObject *group, int device)
 {
     WindowObject *o = PyObject_New(WindowObject, &WindowType);
     if (!o)
@@ -240,6 +241,7 @@ static PyObject *window_wrap(waitio_win_t w, PyObject *group)
     o->size = 0;
     o->has_user = 0;
     o->exports = 0;
+    o->device = device;
     int rc;
     LOCKED(rc, waitio_win_base(w, &o->base, &o->size));
     (void)rc;
@@ -251,7 +253,8 @@ static PyObject *m_win_allocate(PyObject *mod, PyObject *args)
     (void)mod;
     GroupObject *g;
     Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "O!n:win_allocate", &GroupType, &g, &size))
+    int device = 0;
+    if (!PyArg_ParseTuple(args, "O!n|p:win_allocate", &GroupType, &g, &size, &device))
         return NULL;
     if (size < 0) {
         PyErr_SetString(PyExc_ValueError, "size must not be negative");
@@ -260,10 +263,11 @@ static PyObject *m_win_allocate(PyObject *mod, PyObject *args)
     waitio_win_t w = NULL;
     void *base = NULL;
     int rc;
-    BLOCKING(rc, waitio_win_allocate(g->g, (size_t)size, &w, &base));
+    /* device: each member's part is cuMemAlloc'ed (WAITIO_ERR_DEVICE on all without a driver) */
+    BLOCKING(rc, waitio_win_allocate_ex(g->g, (size_t)size, device ? WAITIO_WIN_DEVICE : 0, &w, &base));
     if (rc)
         return raise_code(rc);
-    return window_wrap(w, (PyObject *)g);
+    return window_wrap(w, (PyObject *)g, device);
 }
 
 static PyObject *m_win_create(PyObject *mod, PyObject *args)
@@ -274,8 +278,9 @@ static PyObject *m_win_create(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O:win_create", &GroupType, &g, &obj))
         return NULL;
     Py_buffer b;
-    if (get_buffer(obj, &b, 1) < 0)
+    if (get_buffer_dev(obj, &b, 1, 1) < 0) /* a device array too: the library detects it */
         return NULL;
+    int device = b.obj && Py_TYPE(b.obj) == &DeviceHoldType; /* exported by _core_dev.c */
     waitio_win_t w = NULL;
     int rc;
     BLOCKING(rc, waitio_win_create(g->g, b.buf, (size_t)b.len, &w));
@@ -283,7 +288,7 @@ static PyObject *m_win_create(PyObject *mod, PyObject *args)
         PyBuffer_Release(&b);
         return raise_code(rc);
     }
-    WindowObject *o = (WindowObject *)window_wrap(w, (PyObject *)g);
+    WindowObject *o = (WindowObject *)window_wrap(w, (PyObject *)g, device);
     if (!o) {
         PyBuffer_Release(&b);
         return NULL;
@@ -297,6 +302,11 @@ static int window_getbuffer(WindowObject *self, Py_buffer *view, int flags)
 {
     if (window_live(self) < 0)
         return -1;
+    if (self->device) { /* a host view of device memory would crash at its first read */
+        PyErr_SetString(PyExc_BufferError, "the window's part is device memory: view it through its "
+                        "__cuda_array_interface__ (CuPy, PyTorch, Numba) or move it with put/get");
+        return -1;
+    }
     if (PyBuffer_FillInfo(view, (PyObject *)self, self->base, (Py_ssize_t)self->size, 0, flags) < 0)
         return -1;
     self->exports++;
@@ -723,6 +733,28 @@ static PyObject *window_size(WindowObject *self, void *closure)
     return PyLong_FromSize_t(self->size);
 }
 
+static PyObject *window_device(WindowObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->device);
+}
+
+/* A device part as a CUDA array of bytes (version 3, no stream: the library's copies are
+ * synchronous); AttributeError for a host part, so that consumers see no such interface. */
+static PyObject *window_cuda_array_interface(WindowObject *self, void *closure)
+{
+    (void)closure;
+    if (!self->device) {
+        PyErr_SetString(PyExc_AttributeError, "a host window has no __cuda_array_interface__");
+        return NULL;
+    }
+    if (window_live(self) < 0)
+        return NULL;
+    return Py_BuildValue("{s:i,s:(n),s:s,s:(Ni),s:O,s:O}", "version", 3, "shape", (Py_ssize_t)self->size,
+                         "typestr", "|u1", "data", PyLong_FromVoidPtr(self->base), 0, "strides",
+                         Py_None, "stream", Py_None);
+}
+
 static PyObject *window_group(WindowObject *self, void *closure)
 {
     (void)closure;
@@ -779,6 +811,9 @@ static PyMethodDef window_methods[] = {
 static PyGetSetDef window_getset[] = {
     {"size", (getter)window_size, NULL, "Bytes of this process's part.", NULL},
     {"group", (getter)window_group, NULL, "The Group the window was created over.", NULL},
+    {"device", (getter)window_device, NULL, "Whether this process's part is device (GPU) memory.", NULL},
+    {"__cuda_array_interface__", (getter)window_cuda_array_interface, NULL,
+     "A device part as a CUDA array of bytes (device windows only).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -8,6 +8,7 @@
 #include "core/engine.h"
 #include "core/trace.h"
 #include "gpu/gpu.h"
+#include "gpu/pipeline.h"
 
 uint64_t wio_req_id(const wio_req_impl *r) { return ((uint64_t)r->gen << 32) | r->slot; }
 
@@ -58,6 +59,7 @@ static void req_reset(wio_req_impl *r, uint32_t slot, uint32_t gen, int kind)
     r->gpu = WIO_GPU_NONE;
     r->gpu_user = r->gpu_bounce = NULL;
     r->gpu_bounce_len = 0;
+    r->gpu_pipe = NULL;
     wio_send_item *it = &r->item;
     wio_list_init(&it->link);
     it->h = (wio_frame_hdr){0};
@@ -91,6 +93,7 @@ wio_req_impl *wio_req_alloc(wio_engine *e, int kind)
 
 void wio_req_release(wio_engine *e, wio_req_impl *r)
 {
+    wio_gpu_pipe_free(r); /* its copies end before its staging buffer is reused */
     if (r->gpu_bounce) { /* a device message's staging buffer */
         wio_gpu_bounce_put(r->gpu_bounce, r->gpu_bounce_len);
         r->gpu_bounce = NULL;
@@ -134,16 +137,25 @@ void wio_req_complete(wio_req_impl *r, int err)
 void wio_req_gpu_finish(wio_req_impl *r)
 {
     r->gpu = WIO_GPU_RECV_DIRECT;
-    size_t n = r->status.len < r->cap ? r->status.len : r->cap;
+    size_t n = r->status.len < r->cap ? r->status.len : r->cap, done = 0;
+    /* the chunks the pipeline copied already (src/gpu/pipeline.c); waited for even when the
+     * receive failed, since the staging buffer is released after this */
+    int pipe_rc = wio_gpu_recv_pipe_finish(r, &done);
     if (r->status.error) /* nothing is copied from a failed (or truncated) receive */
         return;
-    if (n && wio_gpu_copy(r->gpu_user, r->buf, n) != 0 && !r->status.error)
+    if (pipe_rc) {
+        r->status.error = WAITIO_ERR_DEVICE;
+        return;
+    }
+    if (n > done && wio_gpu_copy((uint8_t *)r->gpu_user + done, r->buf + done, n - done) != 0 && !r->status.error)
         r->status.error = WAITIO_ERR_DEVICE;
 }
 
 void wio_req_pool_free(wio_engine *e)
 {
     for (uint32_t i = 0; i < e->nreqs; i++) {
+        if (e->reqs[i])
+            wio_gpu_pipe_free(e->reqs[i]);
         if (e->reqs[i] && e->reqs[i]->gpu_bounce) /* a device message never waited for */
             wio_gpu_bounce_put(e->reqs[i]->gpu_bounce, e->reqs[i]->gpu_bounce_len);
         free(e->reqs[i]);

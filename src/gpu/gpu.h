@@ -79,6 +79,13 @@ void wio_gpu_stream_destroy(wio_gpu_stream *s);
 int wio_gpu_copy_async(void *dst, const void *src, size_t len, wio_gpu_stream *s);
 int wio_gpu_stream_done(wio_gpu_stream *s, int *done);
 int wio_gpu_stream_sync(wio_gpu_stream *s);
+/* A stream from the process's cache of idle ones (else a new one; blocking: ordered with the
+ * legacy default stream), and its return: the caller has waited for everything queued on it. wio_gpu_release_all destroys the cached ones. */
+int wio_gpu_stream_get(wio_gpu_stream **s);
+void wio_gpu_stream_put(wio_gpu_stream *s);
+
+/* Logs the pipelined staging's counters (pipeline.c) at debug level: at finalize. */
+void wio_gpu_pipe_report(void);
 
 /* Closes every IPC mapping and releases the staging pool (waitio_finalize). The driver stays
  * loaded and the attribute cache stays valid. */

@@ -15,12 +15,17 @@
  * an id no engine request has and reserved[1] a magic value; the layer's waits and tests
  * (waitio_mpi_wait, _test, _waitall, completion.c) recognise it through wio_mpi_icoll_owns and
  * finish it here. Operations alive are kept on a list, so a stale copy is never taken for one.
+ *
+ * Device (GPU) buffers go through host copies (devstage.h): read when the operation starts
+ * (Ibcast's root, Iallreduce's operand), written back when the request completes — by the wait
+ * or test that sees it complete — and freed then, also when it failed.
  */
 #define WIO_LOG_SUBSYS WIO_SUB_MPI /* this file logs as "mpi" (WAITIO_LOG=mpi=LEVEL) */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_lock.h"
 #include "coll/datatype.h"
+#include "mpi/devstage.h"
 #include "mpi/dtype.h"
 #include "mpi/mpi_internal.h"
 
@@ -40,6 +45,7 @@ typedef struct icoll {
     int err;                     /* the first error */
     /* Ibcast: the data, packed (read at the root, written elsewhere) */
     wio_mpi_tbuf data;
+    wio_mpi_dev stage;           /* Ibcast's device buffer's host copy (devstage.h) */
     int root;
     /* Iallreduce: every member's packed contribution, by rank; the result goes to recvbuf */
     wio_mpi_reducer red;
@@ -120,18 +126,26 @@ static int finish(icoll *c)
         wio_req_release(c->e, r);
         c->q[i] = NULL;
     }
-    if (c->kind == IC_BCAST)
+    if (c->kind == IC_BCAST) {
         wio_mpi_tbuf_close(&c->data, !c->err && c->g->my_rank != c->root);
+        c->err = wio_mpi_dev_close(&c->stage, c->err); /* back to the device (non-roots) */
+    }
     if (c->kind == IC_ALLREDUCE && !c->err) {
         /* in rank order, as every member does it: part[i] = part[i-1] op part[i] */
         size_t n = (size_t)c->g->size, b = c->red.bytes;
         for (size_t i = 1; i < n && !c->err; i++)
             note_err(c, wio_mpi_reducer_apply(&c->red, c->parts + (i - 1) * b, c->parts + i * b));
         wio_mpi_tbuf out;
-        if (!c->err && !(c->err = wio_mpi_tbuf_open(&out, c->recvbuf, c->red.count, c->dtype, 0))) {
-            if (b)
-                memcpy(out.data, c->parts + (n - 1) * b, b);
-            wio_mpi_tbuf_close(&out, 1);
+        wio_mpi_dev dev;
+        void *rbuf;
+        if (!c->err && !(c->err = wio_mpi_dev_open1(&dev, c->recvbuf, (int)c->red.count, c->dtype,
+                                                      WIO_MPI_DEV_OUT, &rbuf))) {
+            if (!(c->err = wio_mpi_tbuf_open(&out, rbuf, c->red.count, c->dtype, 0))) {
+                if (b)
+                    memcpy(out.data, c->parts + (n - 1) * b, b);
+                wio_mpi_tbuf_close(&out, 1);
+            }
+            c->err = wio_mpi_dev_close(&dev, c->err); /* the result on the device */
         }
     }
     return c->err;
@@ -140,6 +154,7 @@ static int finish(icoll *c)
 static void icoll_free(icoll *c)
 {
     unlink_alive(c);
+    wio_mpi_dev_drop(&c->stage); /* a host copy not closed by finish (a failed start) */
     if (c->red.t)
         wio_mpi_dt_unref(c->red.t);
     free(c->parts);
@@ -259,8 +274,12 @@ int waitio_mpi_ibcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int
         return rc;
     if (root < 0 || root >= g->size)
         rc = wio_fail(WAITIO_ERR_ARG, "root %d outside the communicator of size %d", root, g->size);
+    void *buf = buffer;
     if (!rc)
-        rc = wio_mpi_tbuf_open(&c->data, buffer, (size_t)count, datatype, g->my_rank == root);
+        rc = wio_mpi_dev_open1(&c->stage, buffer, count, datatype,
+                               g->my_rank == root ? WIO_MPI_DEV_IN : WIO_MPI_DEV_OUT, &buf);
+    if (!rc && (rc = wio_mpi_tbuf_open(&c->data, buf, (size_t)count, datatype, g->my_rank == root)))
+        wio_mpi_dev_drop(&c->stage);
     if (rc) {
         icoll_free(c);
         return rc;
@@ -302,18 +321,23 @@ int waitio_mpi_iallreduce(const void *sendbuf, void *recvbuf, int count,
     size_t b = c->red.bytes;
     c->parts = malloc(b * (size_t)g->size + 1);
     wio_mpi_tbuf mine;
+    wio_mpi_dev dev; /* a device operand: read now, through a host copy */
+    const void *src = sendbuf == WAITIO_MPI_IN_PLACE ? recvbuf : sendbuf;
+    void *host_src;
     if (!c->parts)
         rc = wio_fail(WAITIO_ERR_NOMEM, "out of memory (%zu bytes)", b * (size_t)g->size);
-    if (!rc)
-        rc = wio_mpi_tbuf_open(&mine, sendbuf == WAITIO_MPI_IN_PLACE ? recvbuf : sendbuf,
-                               (size_t)count, datatype, 1);
+    if (!rc && !(rc = wio_mpi_dev_open1(&dev, src, count, datatype, WIO_MPI_DEV_IN, &host_src))) {
+        if (!(rc = wio_mpi_tbuf_open(&mine, host_src, (size_t)count, datatype, 1))) {
+            if (b)
+                memcpy(c->parts + (size_t)g->my_rank * b, mine.data, b);
+            wio_mpi_tbuf_close(&mine, 0);
+        }
+        wio_mpi_dev_drop(&dev);
+    }
     if (rc) {
         icoll_free(c);
         return rc;
     }
-    if (b)
-        memcpy(c->parts + (size_t)g->my_rank * b, mine.data, b);
-    wio_mpi_tbuf_close(&mine, 0);
     c->recvbuf = recvbuf;
     c->dtype = datatype;
     return icoll_start(c, request, post_allreduce);

@@ -16,7 +16,7 @@
 #include "core/settings.h"
 #include "mpi/mpi_internal.h"
 #include "mpi/dtype.h"
-#include "gpu/gpu.h"
+#include "mpi/devstage.h"
 
 /* the library's group ids (waitio.h: from WAITIO_GID_RESERVED up) */
 #define GID_UNIVERSE 0x7ffffff0
@@ -290,58 +290,14 @@ int waitio_mpi_barrier(WAITIO_MPI_Comm comm)
 }
 
 /* ---- device (GPU) buffers in collectives (docs/transports.md, "GPU memory") ----
- * The simplest correct way: a collective whose buffer is device memory runs on host copies
- * (reductions run on the host), the inputs copied in before and the outputs copied back after.
- * Host buffers cost one kind check per buffer (a branch when no CUDA driver is loaded). */
-typedef struct dev_stage {
-    void *user;   /* the device buffer */
-    void *host;   /* its host copy, NULL when the buffer is host memory */
-    size_t bytes;
-} dev_stage;
-
-/* *use = buf, or a host copy of its `count` elements of dtype (`n` blocks of them) when buf is
- * device memory; copied in when copy_in. */
-static int dev_open(dev_stage *d, const void *buf, size_t n, int count, int dtype, int copy_in, void **use)
-{
-    *d = (dev_stage){0};
-    *use = (void *)buf;
-    if (!buf || buf == WAITIO_MPI_IN_PLACE || count <= 0 || n == 0)
-        return 0;
-    wio_mem_kind kind;
-    int rc = wio_gpu_mem_kind(buf, 1, &kind, NULL);
-    if (rc || kind == WIO_MEM_HOST)
-        return rc;
-    const wio_mpi_dt *t;
-    if (n > (size_t)INT_MAX / (size_t)count)
-        return wio_fail(WAITIO_ERR_ARG, "a device buffer of more than INT_MAX elements in a collective");
-    if ((rc = wio_mpi_span_bytes((int)(n * (size_t)count), dtype, &d->bytes)) != 0 ||
-        (rc = wio_mpi_dt_get(dtype, &t)) != 0)
-        return rc;
-    copy_in |= !t->contig; /* the gaps of a derived type go back as they were */
-    d->user = (void *)buf;
-    d->host = malloc(d->bytes ? d->bytes : 1);
-    if (!d->host)
-        return wio_fail(WAITIO_ERR_NOMEM, "out of memory staging a %zu-byte device buffer", d->bytes);
-    if (copy_in && (rc = wio_gpu_copy(d->host, buf, d->bytes)) != 0) {
-        free(d->host);
-        d->host = NULL;
-        return rc;
-    }
-    *use = d->host;
-    return 0;
-}
-
-/* Copies the host copy back (when copy_out and the collective succeeded) and frees it. */
-static int dev_close(dev_stage *d, int copy_out, int rc)
-{
-    if (!d->host)
-        return rc;
-    if (!rc && copy_out)
-        rc = wio_gpu_copy(d->user, d->host, d->bytes);
-    free(d->host);
-    d->host = NULL;
-    return rc;
-}
+ * A collective whose buffer is device memory runs on host copies (devstage.c: inputs copied in
+ * before, outputs copied back after; reductions run on the host). ONE(count, type) is the
+ * layout of one block; BLOCKS(n, count, type) of n equal blocks back to back; VBLOCKS that of
+ * the v-variants' counts and displacements. */
+#define ONE(c, t) (&(wio_mpi_layout){.n = 1, .count = (c), .dtype = (t)})
+#define BLOCKS(nb, c, t) (&(wio_mpi_layout){.n = (nb), .count = (c), .dtype = (t)})
+#define VBLOCKS(nb, cs, ds, t) (&(wio_mpi_layout){.n = (nb), .counts = (cs), .displs = (ds), .dtype = (t)})
+#define OUT_FLAGS(sendbuf) wio_mpi_dev_out_flags(sendbuf)
 
 static int comm_size(WAITIO_MPI_Comm comm) { return comm ? ((wio_group *)comm)->size : 0; }
 static int comm_rank(WAITIO_MPI_Comm comm) { return comm ? ((wio_group *)comm)->my_rank : -1; }
@@ -352,12 +308,13 @@ int waitio_mpi_bcast(void *buffer, int count, WAITIO_MPI_Datatype datatype, int 
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    dev_stage d;
+    wio_mpi_dev d;
     void *buf;
-    if (rc || (rc = dev_open(&d, buffer, 1, count, datatype, comm_rank(comm) == root, &buf)))
+    int flags = comm_rank(comm) == root ? WIO_MPI_DEV_IN : WIO_MPI_DEV_OUT;
+    if (rc || (rc = wio_mpi_dev_open1(&d, buffer, count, datatype, flags, &buf)))
         return rc;
     rc = wio_mpi_v_bcast(e, comm, buf, count, datatype, root); /* vcoll.c */
-    return dev_close(&d, 1, rc);
+    return wio_mpi_dev_close(&d, rc);
 }
 
 int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
@@ -367,15 +324,13 @@ int waitio_mpi_reduce(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
     int at_root = comm_rank(comm) == root;
-    dev_stage ds, dr;
+    wio_mpi_dev2 d;
     void *sb, *rb;
-    if (rc || (rc = dev_open(&ds, sendbuf, 1, count, datatype, 1, &sb)))
+    if (rc || (rc = wio_mpi_dev_open2(&d, sendbuf, ONE(count, datatype), &sb, recvbuf,
+                                      at_root ? ONE(count, datatype) : NULL, OUT_FLAGS(sendbuf), &rb)))
         return rc;
-    if ((rc = dev_open(&dr, at_root ? recvbuf : NULL, 1, count, datatype, sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
-        return dev_close(&ds, 0, rc);
-    rc = wio_mpi_v_reduce(e, comm, sb, at_root ? rb : recvbuf, count, datatype, op, root);
-    rc = dev_close(&dr, 1, rc);
-    return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_reduce(e, comm, sb, rb, count, datatype, op, root);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -384,15 +339,13 @@ int waitio_mpi_allreduce(const void *sendbuf, void *recvbuf, int count,
     WIO_API_GUARD();
     wio_engine *e = wio_mpi_engine();
     int rc = e ? count_ok(count) : WAITIO_ERR_STATE;
-    dev_stage ds, dr;
+    wio_mpi_dev2 d;
     void *sb, *rb;
-    if (rc || (rc = dev_open(&ds, sendbuf, 1, count, datatype, 1, &sb)))
+    if (rc || (rc = wio_mpi_dev_open2(&d, sendbuf, ONE(count, datatype), &sb, recvbuf,
+                                      ONE(count, datatype), OUT_FLAGS(sendbuf), &rb)))
         return rc;
-    if ((rc = dev_open(&dr, recvbuf, 1, count, datatype, sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
-        return dev_close(&ds, 0, rc);
     rc = wio_mpi_v_allreduce(e, comm, sb, rb, count, datatype, op);
-    rc = dev_close(&dr, 1, rc);
-    return dev_close(&ds, 0, rc);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 /* The original's gather (and allgather below) take one count and one datatype for both sides:
@@ -419,17 +372,15 @@ int WAITIO_MPI_Gather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype se
     if (!e)
         return WAITIO_ERR_STATE; /* datatype-aware, IN_PLACE at the root: vcoll.c */
     int at_root = comm_rank(comm) == root, rc;
-    dev_stage ds, dr;
+    wio_mpi_dev2 d;
     void *sb, *rb;
-    if ((rc = dev_open(&ds, sendbuf, 1, sendcount, sendtype, 1, &sb)))
+    if ((rc = wio_mpi_dev_open2(&d, sendbuf, ONE(sendcount, sendtype), &sb, recvbuf,
+                                at_root ? BLOCKS(comm_size(comm), recvcount, recvtype) : NULL,
+                                OUT_FLAGS(sendbuf), &rb)))
         return rc;
-    if ((rc = dev_open(&dr, at_root ? recvbuf : NULL, (size_t)comm_size(comm), recvcount, recvtype,
-                       sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
-        return dev_close(&ds, 0, rc);
-    rc = wio_mpi_v_gatherv(e, comm, sb, sendcount, sendtype, at_root ? rb : recvbuf, recvcount, NULL,
-                           NULL, recvtype, root);
-    rc = dev_close(&dr, 1, rc);
-    return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_gatherv(e, comm, sb, sendcount, sendtype, rb, recvcount, NULL, NULL, recvtype,
+                           root);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -440,8 +391,16 @@ int waitio_mpi_gatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    return wio_mpi_v_gatherv(e, comm, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                             displs, recvtype, root);
+    int at_root = comm_rank(comm) == root, rc;
+    wio_mpi_dev2 d;
+    void *sb, *rb;
+    if ((rc = wio_mpi_dev_open2(&d, sendbuf, ONE(sendcount, sendtype), &sb, recvbuf,
+                                at_root ? VBLOCKS(comm_size(comm), recvcounts, displs, recvtype) : NULL,
+                                OUT_FLAGS(sendbuf), &rb)))
+        return rc;
+    rc = wio_mpi_v_gatherv(e, comm, sb, sendcount, sendtype, rb, 0, recvcounts, displs, recvtype,
+                           root);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -453,16 +412,14 @@ int waitio_mpi_scatter(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype s
     if (!e)
         return WAITIO_ERR_STATE;
     int at_root = comm_rank(comm) == root, rc;
-    dev_stage ds, dr;
+    wio_mpi_dev2 d;
     void *sb, *rb;
-    if ((rc = dev_open(&ds, at_root ? sendbuf : NULL, (size_t)comm_size(comm), sendcount, sendtype, 1, &sb)))
+    if ((rc = wio_mpi_dev_open2(&d, sendbuf, at_root ? BLOCKS(comm_size(comm), sendcount, sendtype) : NULL,
+                                &sb, recvbuf, ONE(recvcount, recvtype), WIO_MPI_DEV_OUT, &rb)))
         return rc;
-    if ((rc = dev_open(&dr, recvbuf, 1, recvcount, recvtype, 0, &rb)))
-        return dev_close(&ds, 0, rc);
-    rc = wio_mpi_v_scatterv(e, comm, at_root ? sb : sendbuf, sendcount, NULL, NULL, sendtype, rb,
-                            recvcount, recvtype, root);
-    rc = dev_close(&dr, 1, rc);
-    return dev_close(&ds, 0, rc);
+    rc = wio_mpi_v_scatterv(e, comm, sb, sendcount, NULL, NULL, sendtype, rb, recvcount, recvtype,
+                            root);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -475,8 +432,16 @@ int waitio_mpi_scatterv(const void *sendbuf, const int sendcounts[], const int d
         return WAITIO_ERR_STATE;
     if (!sendcounts != !displs)
         return wio_fail(WAITIO_ERR_ARG, "scatterv: counts without displacements");
-    return wio_mpi_v_scatterv(e, comm, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                              recvcount, recvtype, root);
+    int at_root = comm_rank(comm) == root, rc;
+    wio_mpi_dev2 d;
+    void *sb, *rb;
+    if ((rc = wio_mpi_dev_open2(&d, sendbuf,
+                                at_root ? VBLOCKS(comm_size(comm), sendcounts, displs, sendtype) : NULL,
+                                &sb, recvbuf, ONE(recvcount, recvtype), WIO_MPI_DEV_OUT, &rb)))
+        return rc;
+    rc = wio_mpi_v_scatterv(e, comm, sb, 0, sendcounts, displs, sendtype, rb, recvcount, recvtype,
+                            root);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int WAITIO_MPI_Allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -488,16 +453,13 @@ int WAITIO_MPI_Allgather(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype
     if (!e)
         return WAITIO_ERR_STATE;
     int rc;
-    dev_stage ds, dr;
+    wio_mpi_dev2 d;
     void *sb, *rb;
-    if ((rc = dev_open(&ds, sendbuf, 1, sendcount, sendtype, 1, &sb)))
+    if ((rc = wio_mpi_dev_open2(&d, sendbuf, ONE(sendcount, sendtype), &sb, recvbuf,
+                                BLOCKS(comm_size(comm), recvcount, recvtype), OUT_FLAGS(sendbuf), &rb)))
         return rc;
-    if ((rc = dev_open(&dr, recvbuf, (size_t)comm_size(comm), recvcount, recvtype,
-                       sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
-        return dev_close(&ds, 0, rc);
     rc = wio_mpi_v_allgatherv(e, comm, sb, sendcount, sendtype, rb, recvcount, NULL, NULL, recvtype);
-    rc = dev_close(&dr, 1, rc);
-    return dev_close(&ds, 0, rc);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype sendtype,
@@ -508,16 +470,13 @@ int waitio_mpi_alltoall(const void *sendbuf, int sendcount, WAITIO_MPI_Datatype 
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    int rc;
-    dev_stage ds, dr;
+    int rc, n = comm_size(comm);
+    wio_mpi_dev2 d;
     void *sb, *rb;
-    size_t n = (size_t)comm_size(comm);
-    if ((rc = dev_open(&ds, sendbuf, n, sendcount, sendtype, 1, &sb)))
+    if ((rc = wio_mpi_dev_open2(&d, sendbuf, BLOCKS(n, sendcount, sendtype), &sb, recvbuf,
+                                BLOCKS(n, recvcount, recvtype), OUT_FLAGS(sendbuf), &rb)))
         return rc;
-    if ((rc = dev_open(&dr, recvbuf, n, recvcount, recvtype, sendbuf == WAITIO_MPI_IN_PLACE, &rb)))
-        return dev_close(&ds, 0, rc);
     rc = wio_mpi_v_alltoallv(e, comm, sb, sendcount, NULL, NULL, sendtype, rb, recvcount, NULL, NULL,
                              recvtype);
-    rc = dev_close(&dr, 1, rc);
-    return dev_close(&ds, 0, rc);
+    return wio_mpi_dev_close2(&d, rc);
 }

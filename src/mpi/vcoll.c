@@ -21,6 +21,7 @@
 #include "coll/coll.h"
 #include "coll/datatype.h"
 #include "core/api_lock.h"
+#include "mpi/devstage.h"
 #include "mpi/dtype.h"
 #include "mpi/mpi_internal.h"
 
@@ -731,6 +732,33 @@ static int reduce_scatter(wio_engine *e, wio_group *g, const void *sbuf, void *r
     return rc;
 }
 
+/* reduce_scatter(_block) with device buffers staged (devstage.h): the operand is `total`
+ * elements (the receive buffer's, in place), the result this rank's part. */
+static int reduce_scatter_dev(wio_engine *e, wio_group *g, const void *sbuf, void *rbuf,
+                              int rcount, const int *rcounts, int dtype, int op)
+{
+    int staged = g && g->my_rank != WAITIO_UNDEFINED;
+    long long total = 0;
+    for (int i = 0; staged && i < g->size; i++) {
+        int ci = rcounts ? rcounts[i] : rcount;
+        staged = ci >= 0; /* else not staged: reduce_scatter says what is wrong */
+        total += ci;
+    }
+    staged = staged && total <= INT_MAX;
+    int in_place = sbuf == WAITIO_MPI_IN_PLACE, mine = staged ? (rcounts ? rcounts[g->my_rank] : rcount) : 0;
+    wio_mpi_layout all = {.n = 1, .count = (int)total, .dtype = dtype};
+    wio_mpi_layout part = {.n = 1, .count = mine, .dtype = dtype};
+    wio_mpi_dev2 d;
+    void *sb, *rb;
+    int rc = wio_mpi_dev_open2(&d, sbuf, staged ? &all : NULL, &sb, rbuf,
+                               staged ? (in_place ? &all : &part) : NULL,
+                               wio_mpi_dev_out_flags(sbuf), &rb);
+    if (rc)
+        return rc;
+    rc = reduce_scatter(e, g, sb, rb, rcount, rcounts, dtype, op);
+    return wio_mpi_dev_close2(&d, rc);
+}
+
 int waitio_mpi_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                               WAITIO_MPI_Datatype datatype, WAITIO_MPI_Op op, WAITIO_MPI_Comm comm)
 {
@@ -740,7 +768,7 @@ int waitio_mpi_reduce_scatter(const void *sendbuf, void *recvbuf, const int recv
         return WAITIO_ERR_STATE;
     if (!recvcounts)
         return wio_fail(WAITIO_ERR_ARG, "NULL receive counts");
-    return reduce_scatter(e, (wio_group *)comm, sendbuf, recvbuf, 0, recvcounts, datatype, op);
+    return reduce_scatter_dev(e, (wio_group *)comm, sendbuf, recvbuf, 0, recvcounts, datatype, op);
 }
 
 int waitio_mpi_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -751,7 +779,7 @@ int waitio_mpi_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recv
     wio_engine *e = wio_mpi_engine();
     if (!e)
         return WAITIO_ERR_STATE;
-    return reduce_scatter(e, (wio_group *)comm, sendbuf, recvbuf, recvcount, NULL, datatype, op);
+    return reduce_scatter_dev(e, (wio_group *)comm, sendbuf, recvbuf, recvcount, NULL, datatype, op);
 }
 
 static int scan(WAITIO_MPI_Comm comm, const void *sbuf, void *rbuf, int count, int dtype, int op,
@@ -780,18 +808,37 @@ static int scan(WAITIO_MPI_Comm comm, const void *sbuf, void *rbuf, int count, i
     return red_close(&b, rc);
 }
 
+/* scan and exscan with device buffers staged (devstage.h); exscan's rank 0 gets no result: its
+ * receive buffer is not copied back (in place it is read), its host copy only scratch. */
+static int scan_dev(WAITIO_MPI_Comm comm, const void *sbuf, void *rbuf, int count, int dtype, int op,
+                    int exclusive)
+{
+    const wio_group *g = (const wio_group *)comm;
+    int rflags = wio_mpi_dev_out_flags(sbuf);
+    if (exclusive && g && g->my_rank == 0)
+        rflags &= ~WIO_MPI_DEV_OUT;
+    wio_mpi_layout l = {.n = 1, .count = count, .dtype = dtype};
+    wio_mpi_dev2 d;
+    void *sb, *rb;
+    int rc = wio_mpi_dev_open2(&d, sbuf, &l, &sb, rbuf, &l, rflags, &rb);
+    if (rc)
+        return rc;
+    rc = scan(comm, sb, rb, count, dtype, op, exclusive);
+    return wio_mpi_dev_close2(&d, rc);
+}
+
 int waitio_mpi_scan(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
                     WAITIO_MPI_Op op, WAITIO_MPI_Comm comm)
 {
     WIO_API_GUARD();
-    return scan(comm, sendbuf, recvbuf, count, datatype, op, 0);
+    return scan_dev(comm, sendbuf, recvbuf, count, datatype, op, 0);
 }
 
 int waitio_mpi_exscan(const void *sendbuf, void *recvbuf, int count, WAITIO_MPI_Datatype datatype,
                       WAITIO_MPI_Op op, WAITIO_MPI_Comm comm)
 {
     WIO_API_GUARD();
-    return scan(comm, sendbuf, recvbuf, count, datatype, op, 1);
+    return scan_dev(comm, sendbuf, recvbuf, count, datatype, op, 1);
 }
 
 /* ---- the new v-collectives' entry points ---- */
@@ -806,8 +853,16 @@ int waitio_mpi_allgatherv(const void *sendbuf, int sendcount, WAITIO_MPI_Datatyp
         return WAITIO_ERR_STATE;
     if (!recvcounts || !displs)
         return wio_fail(WAITIO_ERR_ARG, "NULL receive counts or displacements");
-    return wio_mpi_v_allgatherv(e, (wio_group *)comm, sendbuf, sendcount, sendtype, recvbuf, 0,
-                                recvcounts, displs, recvtype);
+    wio_group *g = (wio_group *)comm;
+    wio_mpi_layout sl = {.n = 1, .count = sendcount, .dtype = sendtype};
+    wio_mpi_layout rl = {.n = g ? g->size : 0, .counts = recvcounts, .displs = displs, .dtype = recvtype};
+    wio_mpi_dev2 d; /* device buffers: staged (devstage.h) */
+    void *sb, *rb;
+    int rc = wio_mpi_dev_open2(&d, sendbuf, &sl, &sb, recvbuf, &rl, wio_mpi_dev_out_flags(sendbuf), &rb);
+    if (rc)
+        return rc;
+    rc = wio_mpi_v_allgatherv(e, g, sb, sendcount, sendtype, rb, 0, recvcounts, displs, recvtype);
+    return wio_mpi_dev_close2(&d, rc);
 }
 
 int waitio_mpi_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -820,6 +875,16 @@ int waitio_mpi_alltoallv(const void *sendbuf, const int sendcounts[], const int 
         return WAITIO_ERR_STATE;
     if (!recvcounts || !rdispls || (sendbuf != WAITIO_MPI_IN_PLACE && (!sendcounts || !sdispls)))
         return wio_fail(WAITIO_ERR_ARG, "NULL counts or displacements");
-    return wio_mpi_v_alltoallv(e, (wio_group *)comm, sendbuf, 0, sendcounts, sdispls, sendtype,
-                               recvbuf, 0, recvcounts, rdispls, recvtype);
+    wio_group *g = (wio_group *)comm;
+    int n = g ? g->size : 0;
+    wio_mpi_layout sl = {.n = n, .counts = sendcounts, .displs = sdispls, .dtype = sendtype};
+    wio_mpi_layout rl = {.n = n, .counts = recvcounts, .displs = rdispls, .dtype = recvtype};
+    wio_mpi_dev2 d; /* device buffers: staged (devstage.h) */
+    void *sb, *rb;
+    int rc = wio_mpi_dev_open2(&d, sendbuf, &sl, &sb, recvbuf, &rl, wio_mpi_dev_out_flags(sendbuf), &rb);
+    if (rc)
+        return rc;
+    rc = wio_mpi_v_alltoallv(e, g, sb, 0, sendcounts, sdispls, sendtype, rb, 0, recvcounts, rdispls,
+                             recvtype);
+    return wio_mpi_dev_close2(&d, rc);
 }

@@ -12,7 +12,18 @@
  * an IPC mapping), HOST for cuMemHostAlloc'ed memory and 0 (not a CUDA pointer) elsewhere.
  * An IPC handle carries (pid, memfd descriptor number, size, allocation id); cuIpcOpenMemHandle
  * maps /proc/<pid>/fd/<n> (the same user's process), so two processes share the allocation as
- * two GPUs' processes do. Copies are synchronous: a stream is always idle.
+ * two GPUs' processes do.
+ *
+ * Streams are real: an asynchronous copy on a stream made by cuStreamCreate is done by that
+ * stream's worker thread, in order, after cuMemcpy*Async has returned; cuStreamQuery and
+ * cuEventQuery answer CUDA_ERROR_NOT_READY until the work before them is done, and
+ * cuStreamSynchronize / cuEventSynchronize wait for it. Copies on the legacy default stream
+ * (NULL) and the synchronous ones are done before the call returns, so a blocking stream's
+ * copies come after them as the driver orders them; the other way (a legacy-stream copy waiting
+ * for blocking streams' earlier work) is not modelled. FAKE_CUDA_COPY_US_PER_MIB
+ * (a knob of this double, not a WaitIO setting) makes every copy take that many microseconds
+ * per MiB more (a slow copy engine), so that a test can tell overlapped copies from serial ones
+ * by the clock.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -34,6 +46,7 @@ enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_MAP_FAILED = 205, CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_NOT_READY = 600,
 };
 enum {
     ATTR_CONTEXT = 1, ATTR_MEMORY_TYPE = 2, ATTR_DEVICE_POINTER = 3, ATTR_HOST_POINTER = 4,
@@ -241,6 +254,29 @@ static uint8_t *view(uintptr_t a, size_t n)
     return x->rw + (a - x->dev);
 }
 
+/* FAKE_CUDA_COPY_US_PER_MIB: the copy engine's slowness, read once (0: as fast as memmove). */
+static pthread_once_t delay_once = PTHREAD_ONCE_INIT;
+static double delay_ns_per_byte;
+
+static void read_delay(void)
+{
+    const char *v = getenv("FAKE_CUDA_COPY_US_PER_MIB");
+    double us = v && *v ? strtod(v, NULL) : 0;
+    delay_ns_per_byte = us > 0 ? us * 1000.0 / (1024.0 * 1024.0) : 0;
+}
+
+static void copy_delay(size_t n)
+{
+    pthread_once(&delay_once, read_delay);
+    double ns = delay_ns_per_byte * (double)n;
+    if (ns < 1)
+        return;
+    long long whole = (long long)ns;
+    struct timespec ts = {(time_t)(whole / 1000000000), (long)(whole % 1000000000)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     if (!n)
@@ -250,17 +286,19 @@ CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
     pthread_mutex_unlock(&lock);
     if (!d || !s)
         return CUDA_ERROR_INVALID_VALUE;
+    copy_delay(n);
     memmove(d, s, n); /* the allocation cannot be freed during a copy the program is making */
     return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *stream) { (void)stream; return cuMemcpy(dst, src, n); }
+static CUresult copy_async(CUdeviceptr dst, CUdeviceptr src, size_t n, void *stream);
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *stream) { return copy_async(dst, src, n, stream); }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { return cuMemcpy(dst, (CUdeviceptr)(uintptr_t)src, n); }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { return cuMemcpy((CUdeviceptr)(uintptr_t)dst, src, n); }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { return cuMemcpy(dst, src, n); }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *st) { (void)st; return cuMemcpyHtoD_v2(dst, src, n); }
-CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *st) { (void)st; return cuMemcpyDtoH_v2(dst, src, n); }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *st) { (void)st; return cuMemcpy(dst, src, n); }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *st) { return copy_async(dst, (CUdeviceptr)(uintptr_t)src, n, st); }
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *st) { return copy_async((CUdeviceptr)(uintptr_t)dst, src, n, st); }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *st) { return copy_async(dst, src, n, st); }
 
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
 {
@@ -350,18 +388,187 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *out, CUipcMemHandle h, unsigned flag
 
 CUresult cuIpcCloseMemHandle(CUdeviceptr d) { return release(d, 1); }
 
-/* Streams and events: copies are synchronous, so they are always complete. */
-CUresult cuStreamCreate(void **s, unsigned flags)
+/* ---- streams and events ----
+ * A stream is a FIFO of copies and a worker thread that does them in order; `queued` and `done`
+ * count them, and an event is the stream's `queued` when it was recorded. The legacy default
+ * stream (NULL, or the CU_STREAM_LEGACY / PER_THREAD handles 1 and 2) has no worker: its copies
+ * are done before the call returns, so it is always idle. */
+typedef struct fake_job {
+    struct fake_job *next;
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t n;
+} fake_job;
+
+typedef struct fake_stream {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    fake_job *head, *tail;
+    uint64_t queued, done;
+    int stop;
+    pthread_t thread;
+} fake_stream;
+
+typedef struct fake_event {
+    fake_stream *s; /* NULL: recorded on the legacy stream (complete) */
+    uint64_t target;
+} fake_event;
+
+static int is_default_stream(void *s) { return s == NULL || s == (void *)1 || s == (void *)2; }
+
+static void *stream_worker(void *arg)
+{
+    fake_stream *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->head && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->head)
+            break;
+        fake_job *j = s->head;
+        pthread_mutex_unlock(&s->mu);
+        copy_delay(j->n);
+        memmove(j->dst, j->src, j->n);
+        pthread_mutex_lock(&s->mu);
+        s->head = j->next;
+        if (!s->head)
+            s->tail = NULL;
+        s->done++;
+        free(j);
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static CUresult copy_async(CUdeviceptr dst, CUdeviceptr src, size_t n, void *stream)
+{
+    if (is_default_stream(stream))
+        return cuMemcpy(dst, src, n);
+    if (!n)
+        return CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    uint8_t *d = view((uintptr_t)dst, n), *sv = view((uintptr_t)src, n);
+    pthread_mutex_unlock(&lock);
+    if (!d || !sv)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_job *j = malloc(sizeof *j);
+    if (!j)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *j = (fake_job){NULL, d, sv, n};
+    fake_stream *s = stream;
+    pthread_mutex_lock(&s->mu);
+    if (s->tail)
+        s->tail->next = j;
+    else
+        s->head = j;
+    s->tail = j;
+    s->queued++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(void **out, unsigned flags)
 {
     (void)flags;
-    *s = malloc(1);
-    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    fake_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (pthread_create(&s->thread, NULL, stream_worker, s) != 0) {
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *out = s;
+    return CUDA_SUCCESS;
 }
-CUresult cuStreamDestroy_v2(void *s) { free(s); return CUDA_SUCCESS; }
-CUresult cuStreamQuery(void *s) { (void)s; return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(void *s) { (void)s; return CUDA_SUCCESS; }
-CUresult cuEventCreate(void **e, unsigned flags) { return cuStreamCreate(e, flags); }
+
+static uint64_t stream_queued(fake_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t q = s->queued;
+    pthread_mutex_unlock(&s->mu);
+    return q;
+}
+
+static int stream_reached(fake_stream *s, uint64_t target)
+{
+    pthread_mutex_lock(&s->mu);
+    int r = s->done >= target;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+static void stream_wait(fake_stream *s, uint64_t target)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->done < target)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* As the driver, a destroyed stream's queued work is finished before it is released. */
+CUresult cuStreamDestroy_v2(void *p)
+{
+    if (is_default_stream(p))
+        return CUDA_ERROR_INVALID_HANDLE;
+    fake_stream *s = p;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(void *p)
+{
+    if (is_default_stream(p))
+        return CUDA_SUCCESS;
+    return stream_reached(p, stream_queued(p)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuStreamSynchronize(void *p)
+{
+    if (!is_default_stream(p))
+        stream_wait(p, stream_queued(p));
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(void **e, unsigned flags)
+{
+    (void)flags;
+    *e = calloc(1, sizeof(fake_event));
+    return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 CUresult cuEventDestroy_v2(void *e) { free(e); return CUDA_SUCCESS; }
-CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return CUDA_SUCCESS; }
-CUresult cuEventQuery(void *e) { (void)e; return CUDA_SUCCESS; }
-CUresult cuEventSynchronize(void *e) { (void)e; return CUDA_SUCCESS; }
+
+CUresult cuEventRecord(void *e, void *s)
+{
+    fake_event *ev = e;
+    ev->s = is_default_stream(s) ? NULL : s;
+    ev->target = ev->s ? stream_queued(ev->s) : 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(void *e)
+{
+    fake_event *ev = e;
+    return !ev->s || stream_reached(ev->s, ev->target) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventSynchronize(void *e)
+{
+    fake_event *ev = e;
+    if (ev->s)
+        stream_wait(ev->s, ev->target);
+    return CUDA_SUCCESS;
+}

@@ -9,9 +9,13 @@ at 0 B .. 4 MiB + 1; Isend/Irecv posted before the peer sends; DLPack (versioned
 capsules, a byte offset) sends and receives, each capsule's deleter called exactly once; a CPU
 DLPack array received into in place; Allreduce, Reduce, Bcast and Allgather on device arrays;
 the errors (non-contiguous, read-only, stream 0, a non-buffer, a host-only operation);
-Put/Iput/put_async from and Get/Iget/get_async into device arrays on a host window.
+Put/Iput/put_async from and Get/Iget/get_async into device arrays on a host window;
+device windows (Window.allocate(device=True) and Window.create over a device array): no host
+view, their parts read through their __cuda_array_interface__, Put/Get from and into device
+(CAI, DLPack) and host buffers, fetch_add on a device word.
 ``nodriver``: WAITIO_CUDA_LIBRARY names no library: a device array raises waitio.Error with
-WAITIO_ERR_DEVICE (20) in Send, Recv and Allreduce, and host buffers still move.
+WAITIO_ERR_DEVICE (20) in Send, Recv, Allreduce and a device window's allocation, and host
+buffers still move.
 """
 import hashlib
 import os
@@ -198,6 +202,66 @@ def one_sided(drv) -> None:
     win.Free()
 
 
+def own_part(drv, win) -> bytes:
+    """This process's part of a device window, read through the driver at the address its
+    __cuda_array_interface__ gives."""
+    cai = win.__cuda_array_interface__
+    if cai["shape"] != (win.size,) or cai["typestr"] != "|u1" or cai["version"] != 3:
+        raise SystemExit(f"FAIL a device window's __cuda_array_interface__: {cai}")
+    return drv.download(cai["data"][0], win.size)
+
+
+def device_windows(drv) -> int:
+    """Device windows: allocated (device=True) and created over a device array; Put/Get from and
+    into device arrays (CAI, DLPack) and NumPy arrays; a fetch_add on a device word. Returns
+    the bytes checked."""
+    rw = waitio.rma_world()
+    me, peer, n, size = rw.rank, 1 - rw.rank, 100003, 1 << 20
+    word = (3 * n + 7) // 8 * 8
+    checked = 0
+    base = DeviceArray(drv, [size])
+    base.write(bytes(size))
+    for how in ("allocate", "create"):
+        win = waitio.Window.allocate(rw, size, device=True) if how == "allocate" else waitio.Window.create(rw, base)
+        if not win.device or win.size != size or "device memory" not in repr(win):
+            raise SystemExit(f"FAIL Window.{how} made no device window: {win!r}")
+        raises(BufferError, win.memory, f"a host view of a {how}d device window")
+        raises(BufferError, lambda: np.frombuffer(win._w, np.uint8), f"np.frombuffer over a {how}d device window")
+        expect(own_part(drv, win), bytes(size), f"a new {how}d device window's part")
+        seed = 600 + 10 * me + (how == "create")
+        dsrc = DeviceArray(drv, [n]).write(pattern(n, seed))
+        dl = DLPackArray(DeviceArray(drv, [n]).write(pattern(n, seed + 1)))
+        hsrc = np.frombuffer(pattern(n, seed + 2), dtype=np.uint8)
+        rw.Barrier()
+        win.Put(dsrc, peer, 0)           # device -> device
+        win.Put(dl, peer, n)             # DLPack -> device
+        win.Iput(hsrc, peer, 2 * n).wait()  # host -> device
+        old = [win.fetch_add(peer, word, 1) for _ in range(3)]  # an int64 past the data
+        win.Flush(peer)
+        rw.Barrier()
+        want = b"".join(pattern(n, 600 + 10 * peer + (how == "create") + k) for k in range(3))
+        part = own_part(drv, win)
+        expect(part[:3 * n], want, f"Put device/DLPack/host into a {how}d device window")
+        got_dev, got_host = DeviceArray(drv, [3 * n]), np.zeros(3 * n, dtype=np.uint8)
+        win.Get(got_dev, peer, 0)                     # device -> device
+        win.get_async(got_host, peer, 0).result()     # device -> host
+        mine = b"".join(pattern(n, seed + k) for k in range(3))
+        expect(got_dev.read(), mine, f"Get from a {how}d device window into a device array")
+        expect(got_host.tobytes(), mine, f"Get from a {how}d device window into a NumPy array")
+        if old != [0, 1, 2]:
+            raise SystemExit(f"FAIL fetch_add on a {how}d device window: old values {old}")
+        checked += 6 * n
+        rw.Barrier()
+        value = int.from_bytes(own_part(drv, win)[word:word + 8], "little")
+        if value != 3:
+            raise SystemExit(f"FAIL the device word after 3 fetch_adds of the peer holds {value}")
+        for a in (dsrc, dl.base, got_dev):
+            a.free()
+        win.Free()
+    base.free()
+    return checked
+
+
 def errors(world, drv) -> None:
     a = DeviceArray(drv, [4, 4], "<f4", strides=(4, 16))  # column-major: not C-contiguous
     raises(ValueError, lambda: world.Isend(a, 0, 1), "a non-contiguous device array")
@@ -221,6 +285,8 @@ def nodriver(world, me: int, peer: int) -> None:
     raises(waitio.Error, lambda: world.Send(dev, peer, 1), "Send of a device array without a driver", ERR_DEVICE)
     raises(waitio.Error, lambda: world.Recv(dev, peer, 1), "Recv into a device array without a driver", ERR_DEVICE)
     raises(waitio.Error, lambda: world.Allreduce(dev, dev, waitio.SUM), "Allreduce without a driver", ERR_DEVICE)
+    raises(waitio.Error, lambda: waitio.Window.allocate(waitio.rma_world(), 4096, device=True),
+           "a device window without a driver", ERR_DEVICE)
     host = np.full(64, me, dtype=np.uint8)
     got = np.zeros(64, dtype=np.uint8)
     r = world.Irecv(got, peer, 2)
@@ -247,10 +313,12 @@ def main() -> int:
         errors(world, drv)
         collectives(world, drv, me, size)
         one_sided(drv)
+        win_checked = device_windows(drv)
         world.Barrier()
         say(f"pb_gpu ok: rank {me} of {size}: two-sided {moved} bytes received and checked "
             f"(dev/host, 0 B..4 MiB); Isend/Irecv; DLPack v1+legacy ({deleted} deleter calls), CPU DLPack; "
-            f"Allreduce/Reduce/Bcast/Allgather on device; errors; one-sided")
+            f"Allreduce/Reduce/Bcast/Allgather on device; errors; one-sided; "
+            f"device windows {win_checked} bytes checked")
     return 0
 
 

@@ -9,6 +9,8 @@
 #     back through the driver; Isend/Irecv; DLPack deleters called once per export; a CPU DLPack
 #     array received in place; Allreduce/Reduce/Bcast/Allgather on device arrays; the errors;
 #     Put/Iput/put_async from and Get/Iget/get_async into device arrays on a host window;
+#     device windows (Window.allocate(device=True), Window.create over a device array): Put/Get
+#     from and into device (CAI, DLPack) and host buffers, fetch_add, parts read via their CAI;
 #   - "nodriver": WAITIO_CUDA_LIBRARY names no library: device arrays raise waitio.Error with
 #     WAITIO_ERR_DEVICE, host buffers still move.
 # The binding: python_binding's (in this build) when newer than its sources, else built here.
@@ -27,7 +29,7 @@ t_run_job shm 60 WAITIO_CUDA_LIBRARY="$fake" -- "$py" "$prog" all : -- "$py" "$p
 t_run_job tcp 60 WAITIO_CUDA_LIBRARY="$fake" WAITIO_TRANSPORTS=tcp -- "$py" "$prog" all : -- "$py" "$prog" all
 for job in shm tcp; do
   for r in 0 1; do
-    t_expect "$job" "^pb_gpu ok: rank $r of 2: two-sided 15937593 bytes received and checked .*DLPack v1\+legacy \(4 deleter calls\), CPU DLPack; Allreduce/Reduce/Bcast/Allgather on device; errors; one-sided" \
+    t_expect "$job" "^pb_gpu ok: rank $r of 2: two-sided 15937593 bytes received and checked .*DLPack v1\+legacy \(4 deleter calls\), CPU DLPack; Allreduce/Reduce/Bcast/Allgather on device; errors; one-sided; device windows 1200036 bytes checked" \
       "rank $r's verdict ($job)"
   done
 done
