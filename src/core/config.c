@@ -11,6 +11,7 @@
 #include "frame.h"
 #include "settings.h"
 #include "transport/shm_ring.h"
+#include "transport/transport.h"
 
 #define DEFAULT_MASTER_PORT 27182
 #define DEFAULT_EAGER_LIMIT (256u << 10)
@@ -195,7 +196,14 @@ static int choose_transports(wio_config *c)
     if (c->transports_set)
         return env_string("WAITIO_TRANSPORTS", c->transports, sizeof c->transports, "");
 #ifdef WAITIO_HAVE_UCX
+    /* UCX is loaded at run time (transport/ucx_sym.c): hybrid uses it between hosts when it
+     * loads, and plain sockets when this node has no UCX (verbs, which needs it, fails). */
     const char *hybrid = "shm,ucx,tcp";
+    const char *no_ucx = c->comm_type == WIO_COMM_HYBRID ? wio_ucx_load_error() : NULL;
+    if (no_ucx) {
+        wio_info("WAITIO_COMM_TYPE=hybrid without ucx: %s", no_ucx);
+        hybrid = "shm,tcp";
+    }
 #else
     const char *hybrid = "shm,tcp";
 #endif

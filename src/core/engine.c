@@ -17,6 +17,7 @@
 #include "core/engine.h"
 #include "core/trace.h"
 #include "gpu/gpu.h"
+#include "gpu/pipeline.h"
 
 #define EAGER_OVERHEAD 64 /* credit charged per eager message on top of its payload */
 #define RTS_COST 128      /* credit charged per rendezvous request (the receiver's queue entry) */
@@ -173,6 +174,16 @@ static void bulk_queue(wio_engine *e, wio_peer *p, wio_send_item *it)
                  (unsigned)p->id, waitio_error_message(), p->main.tp ? p->main.tp->ops->name : "the main link");
         bulk_fall_back(e, p);
     }
+}
+
+/* A DATA item of a pipelined device message (src/gpu/pipeline.c), handed out once per run of
+ * copied chunks: to the link its message's DATA goes on. */
+void wio_engine_queue_data(wio_engine *e, wio_peer *p, wio_send_item *it, int bulk)
+{
+    if (bulk)
+        bulk_queue(e, p, it);
+    else
+        peer_queue(e, p, it);
 }
 
 static void bulk_opened(wio_engine *e, wio_peer *p)
@@ -361,6 +372,8 @@ static void prepare_rts(wio_engine *e, wio_peer *p, wio_req_impl *r)
     size_t n;
     if (r->gpu == WIO_GPU_SEND_IPC) /* a device buffer: the CUDA IPC descriptor, to a peer of this host */
         n = l->tp->ops->rdv_pack == NULL || strcmp(l->tp->ops->name, "shm") ? 0 : WIO_GPU_DESC_LEN;
+    else if (r->gpu_pipe) /* staging still being filled chunk by chunk: DATA frames only */
+        n = 0;
     else
         n = r->msg_len > 0 && l->tp->ops->rdv_pack ? l->tp->ops->rdv_pack(l->conn, r->buf, r->msg_len, r->rdv_wire) : 0;
     r->rdv_offered = n > 0;
@@ -971,9 +984,13 @@ static int gpu_stage_late(wio_engine *e, wio_req_impl *s)
     int rc = wio_gpu_bounce_get(s->msg_len, &bounce);
     if (rc)
         return rc;
-    if ((rc = wio_gpu_copy(bounce, s->gpu_user, s->msg_len)) != 0) {
-        wio_gpu_bounce_put(bounce, s->msg_len);
-        return rc;
+    /* chunk by chunk while earlier chunks are on the wire (src/gpu/pipeline.c), else whole */
+    if (!wio_gpu_pipe_wanted(s->msg_len) || wio_gpu_send_pipe_new(s->gpu_user, bounce, s->msg_len, &s->gpu_pipe) != 0) {
+        s->gpu_pipe = NULL;
+        if ((rc = wio_gpu_copy(bounce, s->gpu_user, s->msg_len)) != 0) {
+            wio_gpu_bounce_put(bounce, s->msg_len);
+            return rc;
+        }
     }
     s->gpu = WIO_GPU_SEND_STAGED;
     s->buf = bounce;
@@ -1019,13 +1036,17 @@ static int begin_cts(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     it->chunk = e->cfg.chunk_size;
     it->offset = 0;
     it->done = send_data_done;
-    if (e->bulk_tp >= 0 && s->msg_len >= e->bulk_threshold) {
+    int bulk = e->bulk_tp >= 0 && s->msg_len >= e->bulk_threshold;
+    if (bulk)
         e->rdv_bulk++;
-        bulk_queue(e, p, it);
-    } else {
+    else
         e->rdv_main++;
+    if (s->gpu_pipe) /* a device message copied to host memory chunk by chunk (src/gpu/pipeline.c) */
+        wio_gpu_send_pipe_data(e, p, s, h->aux, bulk);
+    else if (bulk)
+        bulk_queue(e, p, it);
+    else
         peer_queue(e, p, it);
-    }
     return 0;
 }
 
@@ -1117,6 +1138,8 @@ static int on_frame_end(void *ctx, void *user, const wio_frame_hdr *h)
     case WIO_FT_DATA:
         if (l->rx_req) {
             l->rx_req->received += h->len;
+            if (l->rx_req->gpu == WIO_GPU_RECV) /* into device memory: arrived chunks go on (src/gpu/pipeline.c) */
+                wio_gpu_recv_pipe_progress(l->rx_req);
             if (l->rx_req->received == l->rx_req->msg_len)
                 wio_req_complete(l->rx_req, 0);
         }
@@ -1463,9 +1486,13 @@ int wio_engine_pause(wio_engine *e, int timeout_ms)
 int wio_engine_progress(wio_engine *e, int timeout_ms)
 {
     progress_depth++;
+    if (wio_gpu_pipes_parked && timeout_ms != 0) /* device sends wait for a copy (src/gpu/pipeline.c), */
+        timeout_ms = 1;                           /* which no descriptor announces */
     int n = wio_poller_run(e->poller, timeout_ms);
     if (n >= 0 && e->ext_work) /* one-sided layer: remote procedure calls run outside the poller */
         e->ext->deferred(e->ext_ctx);
+    if (n >= 0 && wio_gpu_pipes_parked)
+        wio_gpu_pipe_poll();
     progress_depth--;
     if (n < 0)
         return -n;
@@ -1655,12 +1682,43 @@ static int send_at_once(wio_engine *e, wio_peer *p, uint32_t gid, uint32_t src, 
 static int engine_isend(wio_engine *e, wio_group *g, wio_peer *p, int dst, const void *buf, size_t len,
                         uint64_t tag, uint32_t ctx, uint8_t gpu, const uint8_t *gpu_desc, wio_req_impl **out);
 
+/* A large device message to a peer behind a link that reads nothing in place (tcp): DATA frames
+ * from host staging filled chunk by chunk, the first copies running while the RTS and CTS
+ * travel (src/gpu/pipeline.c). Without a pipeline it is staged whole, as below. */
+static int gpu_isend_pipelined(wio_engine *e, wio_group *g, wio_peer *p, int dst, const void *buf, size_t len,
+                               uint64_t tag, uint32_t ctx, wio_req_impl **out)
+{
+    void *bounce;
+    wio_gpu_pipe *pipe = NULL;
+    int rc = wio_gpu_bounce_get(len, &bounce);
+    if (rc)
+        return rc;
+    if (wio_gpu_send_pipe_new(buf, bounce, len, &pipe) != 0 && (rc = wio_gpu_copy(bounce, buf, len)) != 0) {
+        wio_gpu_bounce_put(bounce, len);
+        return rc;
+    }
+    if ((rc = engine_isend(e, g, p, dst, bounce, len, tag, ctx, WIO_GPU_SEND_STAGED, NULL, out)) != 0 || !*out) {
+        wio_gpu_pipe_destroy(pipe); /* waits for its copies: the buffer goes back to the pool */
+        wio_gpu_bounce_put(bounce, len);
+        return rc;
+    }
+    e->gpu_staged++;
+    (*out)->gpu_user = (void *)buf;
+    (*out)->gpu_bounce = bounce;
+    (*out)->gpu_bounce_len = len;
+    (*out)->gpu_pipe = pipe;
+    return 0;
+}
+
 static int gpu_isend(wio_engine *e, wio_group *g, wio_peer *p, int dst, const void *buf, size_t len,
                      uint64_t tag, uint32_t ctx, wio_req_impl **out)
 {
     uint8_t desc[WIO_GPU_DESC_LEN];
     wio_gpu_ipc_handle h;
     size_t off;
+    if (len > e->cfg.eager_limit && len > WIO_SEND_NOW_MAX && p->state == WIO_PEER_OPEN && p->main.tp &&
+        !p->main.tp->ops->rdv_pack && wio_gpu_pipe_wanted(len))
+        return gpu_isend_pipelined(e, g, p, dst, buf, len, tag, ctx, out);
     if (e->gpu_ipc && len > e->cfg.eager_limit && len > WIO_SEND_NOW_MAX &&
         wio_gpu_ipc_export(buf, &h, &off) == 0) {
         desc[0] = WIO_GPU_DESC_MARK;
@@ -1952,11 +2010,11 @@ static const wio_tp_slot *rdma_slot(const wio_engine *e)
     return NULL;
 }
 
-int wio_engine_rdma_reg(wio_engine *e, void *addr, size_t len, void **reg, uint8_t *key, size_t cap,
-                        size_t *key_len)
+int wio_engine_rdma_reg(wio_engine *e, void *addr, size_t len, unsigned flags, void **reg, uint8_t *key,
+                        size_t cap, size_t *key_len)
 {
     const wio_tp_slot *s = rdma_slot(e);
-    return s ? s->ops->rdma_reg(s->ctx, addr, len, reg, key, cap, key_len) : ENOTSUP;
+    return s ? s->ops->rdma_reg(s->ctx, addr, len, flags, reg, key, cap, key_len) : ENOTSUP;
 }
 
 void wio_engine_rdma_dereg(wio_engine *e, void *reg)

@@ -150,6 +150,7 @@ typedef struct wio_req_impl {
     void *gpu_user;
     void *gpu_bounce;
     size_t gpu_bounce_len;
+    struct wio_gpu_pipe *gpu_pipe; /* a device message staged chunk by chunk (src/gpu/pipeline.h) */
 } wio_req_impl;
 
 enum {
@@ -335,8 +336,8 @@ int wio_engine_rma_copy(wio_engine *e, uint32_t peer_id, int write, uint64_t add
  * the first transport of this process that offers them (ENOTSUP: none); an operation or flush on
  * process peer_id's open main connection when its transport offers them (*rkey: the handle for
  * that member's packed key, made on first use), else ENOTCONN — then frames. */
-int wio_engine_rdma_reg(wio_engine *e, void *addr, size_t len, void **reg, uint8_t *key, size_t cap,
-                        size_t *key_len);
+int wio_engine_rdma_reg(wio_engine *e, void *addr, size_t len, unsigned flags, void **reg, uint8_t *key,
+                        size_t cap, size_t *key_len);
 void wio_engine_rdma_dereg(wio_engine *e, void *reg);
 void wio_engine_rdma_rkey_free(wio_engine *e, void *rkey);
 int wio_engine_rdma_post(wio_engine *e, uint32_t peer_id, const uint8_t *key, size_t key_len, void **rkey,

@@ -43,6 +43,16 @@ static int group_has_rdma(const wio_rma *r, const wio_group *g)
     return 0;
 }
 
+/* UCX's segment at the part's address may be made of 2 MiB huge pages (its mm transports' default
+ * HUGETLB_MODE): it must not reach past this window's own mapping. */
+#define OWNED_ALIGN ((size_t)2 << 20)
+
+static int owned_ok(const struct waitio_win *w)
+{
+    size_t whole = (w->size + OWNED_ALIGN - 1) & ~(OWNED_ALIGN - 1);
+    return w->map_private && w->base == w->map && (uintptr_t)w->base % OWNED_ALIGN == 0 && w->map_len >= whole;
+}
+
 /* This part registered; its key in key[0..*len) (0: none — frames reach this part). */
 static void register_part(wio_rma *r, struct waitio_win *w, uint8_t *key, size_t *len)
 {
@@ -51,7 +61,10 @@ static void register_part(wio_rma *r, struct waitio_win *w, uint8_t *key, size_t
      * frames reach a device part, and its owner copies with the GPU (am.c) */
     if (!w->base || !w->size || !r->rdma || w->device)
         return;
-    int rc = wio_engine_rdma_reg(r->e, w->base, w->size, &w->rdma_reg, key, WIO_RDMA_RKEY_MAX, len);
+    /* a heap part that is fresh private memory (no other member on this host shares it): UCX may
+     * put its own shared-memory segment there, which peers on this host then map (ucx_rma.c) */
+    unsigned flags = owned_ok(w) ? WIO_RDMA_REG_OWNED : 0;
+    int rc = wio_engine_rdma_reg(r->e, w->base, w->size, flags, &w->rdma_reg, key, WIO_RDMA_RKEY_MAX, len);
     if (rc) {
         w->rdma_reg = NULL;
         *len = 0;
@@ -202,7 +215,7 @@ static int post(wio_rma *r, struct waitio_win *w, int rank, rdma_rec *x, int rem
     x->op.arg = x;
     int kind = x->op.kind;
     rc = wio_engine_rdma_post(e, m->pid, m->rkey_packed, m->rkey_len, &m->rkey, &x->op);
-    if (rc != 0 && rc != 1) {
+    if (rc < 0 || rc > 2) {
         if (rc == ENOTSUP && kind != WIO_RDMA_AMO) { /* UCX cannot do RMA to it here: stop trying */
             wio_debug("one-sided: no RDMA to process %u on this transport: frames", (unsigned)m->pid);
             free(m->rkey_packed);
@@ -216,10 +229,11 @@ static int post(wio_rma *r, struct waitio_win *w, int rank, rdma_rec *x, int rem
         return WIO_RDMA_NOT_TAKEN;
     }
     r->ops_rdma++;
+    r->ops_rdma_direct += rc == 2;
     r->rdma_fence_due = 1;
     if (remote_effect)
         p->rdma_dirty = 1;
-    if (rc == 1) { /* complete at once: no callback comes */
+    if (rc == 1 || rc == 2) { /* complete at once (2: a load/store on the mapped part): no callback */
         if (q)
             wio_req_complete(q, 0);
         free(x);

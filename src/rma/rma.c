@@ -112,9 +112,11 @@ void wio_rma_finalize(wio_engine *e)
         return;
     wio_progress_thread_stop(r); /* first: from here on only the caller's thread runs */
     wio_debug("finalize: one-sided: %llu operations on mapped memory, %llu by single copy, %llu as "
-              "frames, %llu over RDMA (%llu refused by it: as frames); %llu requests served; %llu through CUDA IPC",
+              "frames, %llu over RDMA (%llu of them direct, %llu refused by it: as frames); %llu requests served; "
+              "%llu through CUDA IPC",
               (unsigned long long)r->ops_mapped, (unsigned long long)r->ops_copy, (unsigned long long)r->ops_frames,
-              (unsigned long long)r->ops_rdma, (unsigned long long)r->ops_rdma_fallback,
+              (unsigned long long)r->ops_rdma, (unsigned long long)r->ops_rdma_direct,
+              (unsigned long long)r->ops_rdma_fallback,
               (unsigned long long)r->served, (unsigned long long)r->ops_ipc);
     (void)wio_am_quiet(r);
     wio_fut_free_all(r);

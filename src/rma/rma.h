@@ -79,6 +79,7 @@ struct waitio_win {
     wio_block *blocks;       /* symmetric allocator: the part cut into blocks, by offset */
     size_t nblocks, cap_blocks;
     void *rdma_reg;          /* this part registered with the RDMA transport (rdma.c), or NULL */
+    int map_private;         /* map is fresh anonymous private memory of this window alone (rdma.c) */
     int device;              /* this part is device memory: the CPU never touches it (gpu.h) */
     int device_owned;        /* ... allocated by the window (wio_gpu_free at destroy) */
     int ipc_exported;        /* ... offered to this host's members through CUDA IPC */
@@ -157,6 +158,7 @@ typedef struct wio_rma {
     /* counters for the finalize log: operations by path, requests served */
     uint64_t ops_mapped, ops_copy, ops_frames, served;
     uint64_t ops_rdma, ops_rdma_fallback; /* posted over RDMA; RDMA-capable but sent as frames */
+    uint64_t ops_rdma_direct;             /* ... of ops_rdma: loads/stores on a peer's part UCX mapped here */
     uint64_t ops_ipc;           /* puts and gets copied by the GPU into a device part of this host */
     int rdma_fence_due;         /* RDMA operations posted since the last fence (rdma.c) */
     int rdma;                   /* WAITIO_RMA_RDMA: windows registered for RDMA (default 1) */

@@ -920,6 +920,7 @@ static int heap_create(wio_rma *r, struct waitio_win *w, size_t size)
                 w->map = NULL;
                 local_err = wio_fail(WAITIO_ERR_NOMEM, "cannot map a %zu-byte window", w->map_len);
             }
+            w->map_private = w->map != NULL; /* rdma.c may let UCX map this range instead */
         } else if ((local_err = seg_create(r, w->map_len, heap_map_align(stride, r->page), name, &w->map))) {
             w->map = NULL;
         }

@@ -174,6 +174,7 @@ _Static_assert(WIO_RDV_TP_DESC_MAX < WIO_GPU_DESC_LEN && WIO_GPU_DESC_LEN <= WIO
  * posts operations on the connection to that member (rdma_post); rdma_flush completes them
  * remotely. Any ENOTSUP (or other errno) means: use frames instead. ---- */
 enum wio_rdma_kind { WIO_RDMA_PUT = 1, WIO_RDMA_GET = 2, WIO_RDMA_AMO = 3 };
+#define WIO_RDMA_REG_OWNED 1u /* rdma_reg's flags, below */
 /* The atomic operations a transport may do in hardware (or emulate atomically against the
  * target CPU's own atomic instructions: see ucx_rma.c); anything else goes as frames. */
 enum wio_rdma_amo {
@@ -252,12 +253,19 @@ typedef struct wio_transport_ops {
      * packed key as a handle for operations on conn (and on later connections to that same
      * peer); rdma_rkey_free and rdma_dereg take the transport's context because the connection
      * may be gone. rdma_post: 0 posted (op->done follows), 1 complete at once (done is not
-     * called), else an errno value (ENOTSUP: not on this connection) and nothing was started.
+     * called), 2 complete at once by a load/store on the peer's part mapped here, else an errno
+     * value (ENOTSUP: not on this connection) and nothing was started.
      * rdma_flush: every operation posted on conn before it is complete at the target (0:
      * done(arg, err) follows; 1: nothing to wait for; else an errno value). rdma_fence: operations
      * posted after it are applied after those posted before, on every connection (0, or an errno
      * value: then flush instead). */
-    int (*rdma_reg)(void *tp, void *addr, size_t len, void **reg, uint8_t *key, size_t cap, size_t *key_len);
+    /* rdma_reg's flags: WIO_RDMA_REG_OWNED — [addr, addr + len) is fresh (all zero, untouched by
+     * any peer), page-aligned, anonymous private memory the library mapped itself: the transport
+     * may put memory of its own at that address (peers on this host then map it and reach it
+     * with loads and stores, rdma_post's 2); after rdma_dereg the range is again private memory
+     * (its contents lost), so that its owner unmaps it as before. */
+    int (*rdma_reg)(void *tp, void *addr, size_t len, unsigned flags, void **reg, uint8_t *key, size_t cap,
+                    size_t *key_len);
     void (*rdma_dereg)(void *tp, void *reg);
     int (*rdma_rkey)(void *conn, const uint8_t *key, size_t key_len, void **rkey);
     void (*rdma_rkey_free)(void *tp, void *rkey);
@@ -272,5 +280,10 @@ typedef struct wio_transport_ops {
 /* transports.c: every transport of this build, in the default order of preference. */
 extern const wio_transport_ops *const wio_transports[];
 const wio_transport_ops *wio_transport_find(const char *name);
+#ifdef WAITIO_HAVE_UCX
+/* ucx_sym.c: NULL when UCX's library loads (loading it), else why not. WAITIO_COMM_TYPE=hybrid
+ * asks before it lists ucx: UCX is used there when it is available, not required. */
+const char *wio_ucx_load_error(void);
+#endif
 
 #endif

@@ -54,6 +54,11 @@
 #define UCX_SLOT_BITS 20
 #define UCX_SLOT_MASK ((1u << UCX_SLOT_BITS) - 1)
 #define UCX_RCACHE_ENTRIES 256
+/* A table entry's extension is the process's pid (4 bytes, little-endian) and then its worker
+ * address: a connect to a process of this host watches that pid from the start (watch_peer), so
+ * a connect to a dead one fails at once instead of at the connect timeout (an endpoint to this
+ * host has no UCX error handling). */
+#define UCX_EXT_PID_LEN 4u
 
 /* ------------------------------------------------------------------------------------ */
 /* the active-message header                                                            */
@@ -451,6 +456,7 @@ static int ucx_want_write(wio_stream *s, int on)
 static void ucx_pipe_shutdown(wio_stream *s)
 {
     ucx_conn *c = s->pipe_state;
+    c->eof_sent = 1;
     if (send_chunk(c, UCX_KIND_EOF, NULL, 0, 0) != 0)
         wio_debug("ucx: cannot send the end of stream to process %u", (unsigned)c->peer_id);
 }
@@ -462,6 +468,15 @@ static void ucx_release(wio_stream *s)
         return;
     s->pipe_state = NULL;
     c->s = NULL;
+    /* A socket's close tells the peer; an endpoint's does not: without an end of stream the peer
+     * kept a connection we closed (for the connection cap, say) until its endpoint timed out,
+     * and refused our next connect as a simultaneous one. The endpoint's close (not forced)
+     * flushes it out before the endpoint goes. */
+    if (c->ep && c->peer_conn && !c->failed && !c->eof_sent) {
+        c->eof_sent = 1;
+        if (send_chunk(c, UCX_KIND_EOF, NULL, 0, 0) != 0)
+            wio_debug("ucx: cannot send the end of stream to process %u", (unsigned)c->peer_id);
+    }
     conn_destroy(c);
 }
 
@@ -515,7 +530,7 @@ static int ep_create(ucx_tp *t, uint32_t peer_id, ucp_ep_h *out)
     ucp_ep_params_t ep = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_USER_DATA,
-        .address = (const ucp_address_t *)p->ext,
+        .address = (const ucp_address_t *)(p->ext + UCX_EXT_PID_LEN),
         .err_mode = same_host(t, peer_id) ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = {.cb = ep_failed, .arg = t},
         .user_data = t, /* UCX gives the error handler the endpoint's user data */
@@ -625,7 +640,9 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
         conn_mark(c);
         return UCS_OK;
     }
-    int keep = length > 0 && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0;
+    /* a small message is copied into a recycled record: holding UCX's descriptor instead
+     * costs a ucp_am_data_release and a new receive buffer in UCX per message */
+    int keep = length > UCX_RX_SMALL && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0;
     ucx_rx *r = rx_alloc(t, keep ? 0 : length);
     if (!r) {
         c->failed = 1;
@@ -726,8 +743,11 @@ static void watch_peer(ucx_conn *c)
 static int dispatch(ucx_tp *t)
 {
     int n = 0;
+    t->round++;
     while (t->ready && t->started) {
         ucx_conn *c = t->ready;
+        if (c->s && c->read_round == t->round)
+            break; /* read once this round and queued again: the next round reads on */
         t->ready = c->next_ready;
         if (!t->ready)
             t->ready_tail = NULL;
@@ -740,10 +760,18 @@ static int dispatch(ucx_tp *t)
         }
         uint32_t id = c->id;
         wio_stream *s = c->s;
+        size_t unread = c->rx_bytes;
         if (c->rx_head || c->eof)
             wio_stream_read(s);
         if (!(c = conn_lookup(t, id)) || !c->s)
             continue;
+        /* The stream reads a bounded amount per call (fairness) and expects to be called again
+         * while bytes remain, as level-triggered epoll does for a socket: here nothing would
+         * (the chunks have all arrived), so a connection it left bytes on stays queued. Without
+         * this a flood or a large eager burst stalled until some other chunk arrived. */
+        c->read_round = t->round;
+        if (c->rx_head && c->rx_bytes < unread)
+            conn_mark(c);
         if (!c->watched && c->s->authenticated)
             watch_peer(c);
         if (c->failed && !c->rx_head) {
@@ -758,18 +786,27 @@ static int dispatch(ucx_tp *t)
     return n;
 }
 
-static int progress(ucx_tp *t)
+/* One pass of the worker, or (drain) passes until one finds nothing. A wait spinning on a
+ * connection (ucx_conn_poll) takes one pass per round: with UCX's tcp every pass is an
+ * epoll_wait, and the pass that confirms "nothing more" after each arrival was one system call
+ * per received message on the ping-pong path (the next round polls again anyway). */
+static int progress_passes(ucx_tp *t, int drain)
 {
     WIO_ASSERT(!t->in_progress);
     t->in_progress = 1;
     int n = 0;
-    while (ucp_worker_progress(t->worker))
+    while (ucp_worker_progress(t->worker)) {
         n++;
+        if (!drain)
+            break;
+    }
     t->in_progress = 0;
     if (t->nclosing)
         closing_reap(t);
     return n + dispatch(t);
 }
+
+static int progress(ucx_tp *t) { return progress_passes(t, 1); }
 
 ucs_status_t wio_ucx_wait(ucx_tp *t, void *req)
 {
@@ -861,6 +898,12 @@ static void efd_ready(wio_poll_fd *pf, uint32_t events)
         wio_poller_del(t->poller, &t->efd);
         t->efd_off = 1;
         t->timed_rounds = 0;
+        /* The poller calls the sources' poll and prepare_sleep only while some connection needs
+         * polling: without this, a process with no UCX connection yet (an acceptor that never
+         * connected, or one whose idle connections were all closed) never progressed its worker
+         * again, and every HELLO to it waited in its socket until the connect timeout (mp_scale,
+         * core_idle_probe, core_fd_cap over ucx: "handshake ... did not complete in time"). */
+        wio_poller_polled(t->poller, 1);
         wio_debug("ucx: the worker's event descriptor keeps firing with nothing to do: polling it "
                   "every millisecond while waiting");
     }
@@ -886,6 +929,7 @@ static int src_prepare_sleep(void *arg, int *timeout_ms)
         if (wio_poller_add(t->poller, &t->efd, t->efd_fd, EPOLLIN) == 0) {
             t->efd_off = 0;
             t->spurious = 0;
+            wio_poller_polled(t->poller, -1); /* efd_ready's +1 */
         }
     }
     for (int i = 0; i < 8; i++) {
@@ -936,6 +980,9 @@ static int config_ucx(const wio_config *cfg, ucp_config_t **out)
 static int ucx_open(const wio_tp_params *p, void **out, wio_proc *self)
 {
     const wio_config *cfg = p->cfg;
+    int loaded = wio_ucx_load(); /* UCX is loaded only now (ucx_sym.c) */
+    if (loaded)
+        return loaded;
     if (cfg->comm_type == WIO_COMM_VERBS) {
         char seen[512];
         if (!rdma_device_present(seen, sizeof seen))
@@ -991,14 +1038,23 @@ static int ucx_open(const wio_tp_params *p, void **out, wio_proc *self)
         *out = NULL;
         return wio_fail(WAITIO_ERR_SYS, "ucx: cannot set up the worker: %s", ucs_status_string(st));
     }
-    if (t->address_len > WIO_PROC_EXT_MAX) {
+    if (t->address_len > WIO_PROC_EXT_MAX - UCX_EXT_PID_LEN) {
         size_t len = t->address_len;
         wio_transport_ucx.close(t);
         *out = NULL;
         return wio_fail(WAITIO_ERR_SYS, "ucx: the worker address is %zu bytes, over the %u the "
                         "start-up table carries (restrict UCX_TLS / UCX_NET_DEVICES)", len,
-                        (unsigned)WIO_PROC_EXT_MAX);
+                        (unsigned)(WIO_PROC_EXT_MAX - UCX_EXT_PID_LEN));
     }
+    if (!(t->ext = malloc(UCX_EXT_PID_LEN + t->address_len))) {
+        wio_transport_ucx.close(t);
+        *out = NULL;
+        return wio_fail(WAITIO_ERR_NOMEM, "out of memory");
+    }
+    uint32_t pid = (uint32_t)getpid();
+    for (unsigned i = 0; i < UCX_EXT_PID_LEN; i++)
+        t->ext[i] = (uint8_t)(pid >> (8 * i));
+    memcpy(t->ext + UCX_EXT_PID_LEN, t->address, t->address_len);
     wio_stream_params sp = {
         .key = p->key, .poller = p->poller, .eager_limit = p->eager_limit,
         .connect_timeout = cfg->connect_timeout, .handshake_timeout = cfg->handshake_timeout,
@@ -1023,8 +1079,8 @@ static int ucx_open(const wio_tp_params *p, void **out, wio_proc *self)
     t->src.prepare_sleep = src_prepare_sleep;
     t->src.after_epoll = grave_free;
     wio_poller_add_source(t->poller, &t->src);
-    self->ext = (const uint8_t *)t->address;
-    self->ext_len = (uint16_t)t->address_len;
+    self->ext = t->ext;
+    self->ext_len = (uint16_t)(UCX_EXT_PID_LEN + t->address_len);
     self->transports |= WIO_TP_UCX;
     return 0;
 }
@@ -1053,7 +1109,7 @@ static int ucx_reachable(void *tp, uint32_t peer_id)
 {
     const ucx_tp *t = tp;
     return peer_id < t->nprocs && peer_id != t->self_id && (t->table[peer_id].transports & WIO_TP_UCX) &&
-           t->table[peer_id].ext_len > 0;
+           t->table[peer_id].ext_len > UCX_EXT_PID_LEN;
 }
 
 static int ucx_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, void **conn)
@@ -1085,6 +1141,11 @@ static int ucx_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, v
         wio_stream_close(s, WAITIO_ERR_SYS);
         return wio_fail(WAITIO_ERR_SYS, "cannot start a connection to %s", s->desc);
     }
+    if (same_host(t, peer_id)) { /* the table's pid: a dead peer fails the connect now */
+        const uint8_t *e = t->table[peer_id].ext;
+        c->peer_pid = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+        watch_peer(c);
+    }
     *conn = s;
     return 0;
 }
@@ -1100,7 +1161,7 @@ static void ucx_conn_poll(void *conn)
     wio_stream *s = conn;
     ucx_conn *c = s->pipe_state;
     if (c && !c->t->in_progress)
-        progress(c->t);
+        progress_passes(c->t, 0);
 }
 static void ucx_conn_shutdown(void *conn) { wio_stream_shutdown(conn); }
 static void ucx_conn_close(void *conn, int err) { wio_stream_close(conn, err); }
@@ -1176,11 +1237,14 @@ static void ucx_close(void *tp)
     }
     if (t->efd.ready && !t->efd_off)
         wio_poller_del(t->poller, &t->efd);
+    if (t->efd_off)
+        wio_poller_polled(t->poller, -1); /* efd_ready's +1 */
     if (t->src.poll)
         wio_poller_del_source(t->poller, &t->src);
     wio_ucx_rcache_destroy(t->rcache);
     if (t->address)
         ucp_worker_release_address(t->worker, t->address);
+    free(t->ext);
     ucp_worker_destroy(t->worker);
     ucp_cleanup(t->context);
     free(t->closing);
@@ -1291,6 +1355,11 @@ static int rdma_device_present(char *seen, size_t cap)
 
 void wio_ucx_describe(char *buf, size_t cap)
 {
+    const char *unloadable = wio_ucx_load_error(); /* loads UCX (ucx_sym.c) */
+    if (unloadable) {
+        snprintf(buf, cap, "%s", unloadable);
+        return;
+    }
     unsigned major, minor, release;
     ucp_get_version(&major, &minor, &release);
     char seen[1024];

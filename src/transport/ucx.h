@@ -16,7 +16,7 @@ extern const wio_transport_ops wio_transport_ucx;
 void wio_ucx_describe(char *buf, size_t cap);
 
 #ifdef WIO_UCX_INTERNAL
-#include <ucp/api/ucp.h>
+#include "transport/ucx_sym.h" /* UCX's headers; its functions through the dlopen'ed table */
 #include "core/poller.h"
 #include "transport/stream.h"
 
@@ -52,13 +52,15 @@ struct ucx_conn {
     size_t rx_bytes;          /* queued, not yet read */
     int eof;                  /* the peer's end of stream arrived (after all its data) */
     int failed;               /* UCX reported the endpoint failed, or the peer's process exited */
-    uint32_t peer_pid;        /* from its messages: a peer on this host is watched (pidfd) */
+    uint32_t peer_pid;        /* the table's (connector) or its messages' (acceptor): watched (pidfd) on this host */
     int watched;
+    int eof_sent;             /* our end of stream went out (shutdown, or release) */
     wio_poll_fd pidfd;
     char fail_why[96];
     size_t tx_inflight;      /* bytes in sends UCX has not completed */
     int want_write;
     int queued;               /* on the dispatcher's list */
+    unsigned read_round;      /* the dispatcher's round that last read it (ucxscale) */
     int dead;                 /* destroyed: freed after the poller's round (t->grave) */
     ucx_conn *next_ready;
 };
@@ -68,6 +70,7 @@ struct ucx_tp {
     ucp_worker_h worker;
     ucp_address_t *address;
     size_t address_len;
+    uint8_t *ext;             /* our table extension: [pid, 4 bytes LE][worker address] */
     wio_stream_ctx *ctx;
     wio_poller *poller;
     wio_poll_fd efd;
@@ -86,6 +89,7 @@ struct ucx_tp {
     ucx_conn *ready;          /* connections with something for the dispatcher */
     ucx_conn *ready_tail;
     unsigned long delivered;  /* connections the dispatcher served since prepare_sleep looked */
+    unsigned round;           /* the dispatcher's rounds (ucxscale) */
     int efd_fd;
     int efd_off;              /* the event descriptor left the poller (efd_ready: spurious) */
     unsigned spurious, timed_rounds;
@@ -114,7 +118,8 @@ ucs_status_t wio_ucx_wait(ucx_tp *t, void *req);
 ucs_status_t wio_ucx_wait_conn(ucx_conn *c, void *req);
 
 /* ucx_rma.c: the row's rdma_* ops (transport.h, "one-sided over RDMA"). */
-int wio_ucx_rdma_reg(void *tp, void *addr, size_t len, void **reg, uint8_t *key, size_t cap, size_t *key_len);
+int wio_ucx_rdma_reg(void *tp, void *addr, size_t len, unsigned flags, void **reg, uint8_t *key, size_t cap,
+                     size_t *key_len);
 void wio_ucx_rdma_dereg(void *tp, void *reg);
 int wio_ucx_rdma_rkey(void *conn, const uint8_t *key, size_t key_len, void **rkey);
 void wio_ucx_rdma_rkey_free(void *tp, void *rkey);

@@ -38,7 +38,8 @@ struct ucx_reg_cache {
     size_t n;
     uint64_t clock;
     int hooked;
-    unsigned long hits, misses, invalidated;
+    unsigned long hits, misses;
+    _Atomic unsigned long invalidated; /* entries the hook marked (any thread) */
     rcache_entry e[];
 };
 
@@ -55,8 +56,9 @@ static void on_unmap(ucm_event_type_t type, ucm_event_t *ev, void *arg)
     for (size_t i = 0; i < rc->n; i++) {
         rcache_entry *x = &rc->e[i];
         int expect = ENTRY_BUSY;
-        if (atomic_load(&x->state) == ENTRY_BUSY && x->start < b && a < x->end)
-            atomic_compare_exchange_strong(&x->state, &expect, ENTRY_STALE);
+        if (atomic_load(&x->state) == ENTRY_BUSY && x->start < b && a < x->end &&
+            atomic_compare_exchange_strong(&x->state, &expect, ENTRY_STALE))
+            atomic_fetch_add(&rc->invalidated, 1);
     }
 }
 
@@ -93,6 +95,9 @@ void wio_ucx_rcache_destroy(struct ucx_reg_cache *rc)
 {
     if (!rc)
         return;
+    /* what tests/scripts/ucx_dlopen.sh reads: the hooks work although UCX was loaded late */
+    wio_debug("ucx: registration cache: %lu hits, %lu misses, %lu invalidated by unmaps (memory "
+              "hooks %s)", rc->hits, rc->misses, atomic_load(&rc->invalidated), rc->hooked ? "on" : "off");
     if (rc->hooked)
         ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmap, rc);
     for (size_t i = 0; i < rc->n; i++)

@@ -16,11 +16,22 @@
  *
  * Callbacks run inside ucp_worker_progress: they only copy a fetched value out and report the
  * outcome to the one-sided layer, which records it.
+ *
+ * Direct access: registered ordinary memory is reached over UCX's shared-memory transports
+ * through cma or a software protocol served by the target (a round trip). A part the library
+ * mapped itself (WIO_RDMA_REG_OWNED: a heap window's fresh private memory) is replaced in place
+ * by memory UCX allocates (ucp_mem_map ALLOCATE|FIXED, a posix/sysv segment): a peer on this
+ * host then maps it (ucp_rkey_ptr) and a put, get or atomic is a memcpy or the CPU's atomic on
+ * that mapping, complete at once (rdma_post's 2). The one-sided layer has checked the range
+ * against the member's part before any operation reaches this file, as for ucp_*_nbx. Where
+ * ucp_rkey_ptr fails (tcp, another host) operations stay on ucp_*_nbx.
  */
 #define WIO_UCX_INTERNAL
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "transport/ucx.h"
 #include "core/common.h"
 
@@ -29,6 +40,8 @@
 typedef struct ucx_rkey {
     ucp_ep_h ep;
     ucp_rkey_h h;
+    int direct;        /* on h: 0 not tried, 1 the part is mapped here (delta), -1 not mappable */
+    intptr_t delta;    /* local address minus remote address in that mapping */
     size_t len;
     uint8_t packed[];
 } ucx_rkey;
@@ -64,33 +77,77 @@ int wio_ucx_rma_amo_ok(void)
 
 /* ---- registration ---- */
 
-int wio_ucx_rdma_reg(void *tp, void *addr, size_t len, void **reg, uint8_t *key, size_t cap, size_t *key_len)
+/* A registration: UCX's handle and, when UCX allocated the range in place, the range. */
+typedef struct ucx_reg {
+    ucp_mem_h mh;
+    void *owned;      /* UCX's memory at this address (its unmap unmaps it); NULL: registered */
+    size_t owned_len;
+} ucx_reg;
+
+/* UCX's own memory at [addr, addr + len) in place of the library's (WIO_RDMA_REG_OWNED): 0, or
+ * nonzero with the range untouched (UCX placed nothing there). */
+static int map_owned(ucx_tp *t, void *addr, size_t len, ucx_reg *r)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    size_t whole = (len + page - 1) & ~(page - 1);
+    ucp_mem_map_params_t mp = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+        .address = addr,
+        .length = whole,
+        .flags = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED,
+    };
+    ucp_mem_h mh;
+    if (ucp_mem_map(t->context, &mp, &mh) != UCS_OK)
+        return EIO;
+    ucp_mem_attr_t at = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
+    if (ucp_mem_query(mh, &at) != UCS_OK || at.address != addr) { /* placed elsewhere: not ours */
+        ucp_mem_unmap(t->context, mh);
+        return EIO;
+    }
+    r->mh = mh;
+    r->owned = addr;
+    r->owned_len = at.length > whole ? at.length : whole;
+    return 0;
+}
+
+int wio_ucx_rdma_reg(void *tp, void *addr, size_t len, unsigned flags, void **reg, uint8_t *key, size_t cap,
+                     size_t *key_len)
 {
     ucx_tp *t = tp;
     if (!t || !addr || !len)
         return EINVAL;
-    /* exactly the part: UCX pins whole pages, but a key reaches [addr, addr + len) only */
-    ucp_mem_map_params_t mp = {
-        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-        .address = addr,
-        .length = len,
-    };
-    ucp_mem_h mh;
-    ucs_status_t st = ucp_mem_map(t->context, &mp, &mh);
-    if (st != UCS_OK)
-        return status_errno(st);
+    ucx_reg *r = calloc(1, sizeof *r);
+    if (!r)
+        return ENOMEM;
+    if (!(flags & WIO_RDMA_REG_OWNED) || map_owned(t, addr, len, r) != 0) {
+        /* exactly the part: UCX pins whole pages, but a key reaches [addr, addr + len) only */
+        ucp_mem_map_params_t mp = {
+            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+            .address = addr,
+            .length = len,
+        };
+        ucs_status_t st = ucp_mem_map(t->context, &mp, &r->mh);
+        if (st != UCS_OK) {
+            free(r);
+            return status_errno(st);
+        }
+    }
+    ucp_mem_h mh = r->mh;
+    ucs_status_t st;
     void *rb = NULL;
     size_t rl = 0;
     st = ucp_rkey_pack(t->context, mh, &rb, &rl);
     if (st != UCS_OK || rl > cap) {
         if (st == UCS_OK)
             ucp_rkey_buffer_release(rb);
-        ucp_mem_unmap(t->context, mh);
+        wio_ucx_rdma_dereg(t, r);
         return st != UCS_OK ? status_errno(st) : ENOSPC;
     }
     memcpy(key, rb, rl);
     ucp_rkey_buffer_release(rb);
-    *reg = mh;
+    *reg = r;
     *key_len = rl;
     return 0;
 }
@@ -98,8 +155,17 @@ int wio_ucx_rdma_reg(void *tp, void *addr, size_t len, void **reg, uint8_t *key,
 void wio_ucx_rdma_dereg(void *tp, void *reg)
 {
     ucx_tp *t = tp;
-    if (t && reg)
-        ucp_mem_unmap(t->context, reg);
+    ucx_reg *r = reg;
+    if (!t || !r)
+        return;
+    ucp_mem_unmap(t->context, r->mh);
+    /* UCX unmapped its memory: private memory again at that range, which the window unmaps as
+     * its own (MAP_FIXED_NOREPLACE: never over a mapping someone made there meanwhile) */
+    if (r->owned && mmap(r->owned, r->owned_len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED)
+        wio_warn("ucx: a window's range %p could not be mapped again after UCX's memory: %s", r->owned,
+                 strerror(errno));
+    free(r);
 }
 
 int wio_ucx_rdma_rkey(void *conn, const uint8_t *key, size_t key_len, void **out)
@@ -138,6 +204,7 @@ static int rkey_on(ucx_conn *c, ucx_rkey *k, ucp_rkey_h *out)
         ucp_rkey_destroy(k->h);
         k->h = NULL;
     }
+    k->direct = 0; /* a mapping belongs to the handle it came from */
     ucs_status_t st = ucp_ep_rkey_unpack(c->ep, k->packed, &k->h);
     if (st != UCS_OK) {
         k->h = NULL;
@@ -209,6 +276,67 @@ static void *amo_post(ucp_ep_h ep, wio_rdma_op *op, ucp_rkey_h rk, ucp_request_p
     return ucp_atomic_op_nbx(ep, amo_opcode(op->amo), &op->operand, 1, op->remote_addr, rk, p);
 }
 
+/* The operation's target as a local address when the peer's part is mapped here, else NULL. */
+static void *direct_addr(ucx_rkey *k, ucp_rkey_h rk, const wio_rdma_op *op)
+{
+    if (k->direct == 0) {
+        void *p = NULL;
+        ucs_status_t st = ucp_rkey_ptr(rk, op->remote_addr, &p);
+        k->direct = st == UCS_OK && p ? 1 : -1;
+        k->delta = st == UCS_OK && p ? (intptr_t)((uintptr_t)p - (uintptr_t)op->remote_addr) : 0;
+    }
+    if (k->direct < 0)
+        return NULL;
+    return (void *)(uintptr_t)(op->remote_addr + (uintptr_t)k->delta);
+}
+
+/* An atomic on the mapped word w, in the width the operation has (4 or 8, aligned), with the
+ * CPU's atomic instructions: the same as the owner's and the frames' (UCX_ATOMIC_MODE=cpu). */
+#define AMO_DIRECT(T, w, op, old)                                                                  \
+    do {                                                                                           \
+        T *a = (T *)(w), v = (T)(op)->operand, c = (T)(op)->compare;                               \
+        switch ((op)->amo) {                                                                       \
+        case WIO_RDMA_AMO_ADD: (old) = __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); break;           \
+        case WIO_RDMA_AMO_AND: (old) = __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); break;           \
+        case WIO_RDMA_AMO_OR: (old) = __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); break;             \
+        case WIO_RDMA_AMO_XOR: (old) = __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); break;           \
+        case WIO_RDMA_AMO_SWAP: (old) = __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); break;         \
+        default:                                                                                   \
+            __atomic_compare_exchange_n(a, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);          \
+            (old) = c; /* the word's value before: equal to compare when it swapped */             \
+        }                                                                                          \
+    } while (0)
+
+/* A put, get or atomic as loads and stores on the mapping: complete when it returns. */
+static int post_direct(void *w, wio_rdma_op *op)
+{
+    switch (op->kind) {
+    case WIO_RDMA_PUT:
+        memcpy(w, op->local, op->len);
+        __atomic_thread_fence(__ATOMIC_RELEASE); /* visible before anything posted after it */
+        return 2;
+    case WIO_RDMA_GET:
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        memcpy(op->local, w, op->len);
+        return 2;
+    default: break;
+    }
+    if ((uintptr_t)w % op->len)
+        return ENOTSUP; /* unaligned: the caller's ucp_atomic_op_nbx path decides */
+    if (op->len == 4) {
+        uint32_t old;
+        AMO_DIRECT(uint32_t, w, op, old);
+        if (op->local)
+            memcpy(op->local, &old, 4);
+    } else {
+        uint64_t old;
+        AMO_DIRECT(uint64_t, w, op, old);
+        if (op->local)
+            memcpy(op->local, &old, 8);
+    }
+    return 2;
+}
+
 int wio_ucx_rdma_post(void *conn, wio_rdma_op *op)
 {
     ucx_conn *c = conn_of(conn);
@@ -222,6 +350,9 @@ int wio_ucx_rdma_post(void *conn, wio_rdma_op *op)
     int rc = rkey_on(c, op->rkey, &rk);
     if (rc)
         return rc;
+    void *w = direct_addr(op->rkey, rk, op);
+    if (w && (rc = post_direct(w, op)) == 2)
+        return 2;
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .cb = {.send = op_done},
@@ -288,6 +419,7 @@ int wio_ucx_rdma_fence(void *tp)
     ucx_tp *t = tp;
     if (!t || t->in_progress)
         return EBUSY;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the direct path's loads and stores too */
     ucs_status_t st = ucp_worker_fence(t->worker);
     return st == UCS_OK ? 0 : status_errno(st);
 }

@@ -118,6 +118,10 @@ int main(int argc, char **argv)
             }
         }
     double ring_secs = tu_now() - ring0;
+    for (int d = 0; d < 2; d++) {
+        free(out[d]);
+        free(in[d]);
+    }
 
     tu_phase("gathering reports at rank 0");
     report mine = {init_secs, mpi_init_secs, mpi_end, init_end, tu_errors, pb, local};

@@ -17,7 +17,7 @@
 #include "waitio_mpi.h"
 #include "waitio_rma.h"
 
-#define HEAP (1u << 20)
+#define HEAP (2u << 20) /* a whole 2 MiB: a part UCX may map for peers on this host (rdma.c) */
 #define BLOCK 16384u            /* per origin: [o * BLOCK, (o+1) * BLOCK) */
 #define MAXN 8
 #define WORDS (MAXN * BLOCK)    /* rank 0's atomic words, then the order phase's flags */

@@ -9,7 +9,11 @@
 #           frames, served by the target's CPU) while the others update the same words over RDMA:
 #           exact totals prove the two paths atomic with respect to each other
 #   frames  WAITIO_RMA_RDMA=0 everywhere: no RDMA at all, same results (the fallback path alone)
-# timeout: 90
+#   direct  2 processes over UCX's shared memory (UCX_TLS=sm,self): the heap part is UCX's own
+#           segment, mapped by the peer (ucp_rkey_ptr), so puts, gets and UCX's atomics are loads
+#           and stores on it ("N of them direct"); the user window's stay ucp_*_nbx. Over tcp
+#           (the rdma case) nothing is direct.
+# timeout: 120
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 if ! grep -q '^UCX_FOUND:INTERNAL=1' "$WAITIO_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
@@ -27,6 +31,11 @@ paths() {
     "$(t_out "$1")" | awk '{f += $1; r += $2; n++} END {print f + 0, r + 0, n + 0}'
 }
 
+# direct NAME: the operations done as loads/stores on a peer's mapped part, summed
+direct() {
+  sed -n 's/.* over RDMA (\([0-9]*\) of them direct.*/\1/p' "$(t_out "$1")" | awk '{d += $1} END {print d + 0}'
+}
+
 t_run_job rdma 40 "${ucx[@]}" -- "$run" -np 2 "$P" "${args[@]}"
 t_expect rdma "^rma_ucx ok: 2 processes" "the verdict"
 read -r f r np <<<"$(paths rdma)"
@@ -35,6 +44,7 @@ t_log "rdma: $r operations over RDMA, $f as frames ($np processes)"
 # its 100 max and 100 double adds as frames; puts, gets and signals of both over RDMA
 [ "$np" = 2 ] && [ "$r" -ge 300 ] && [ "$f" -ge 200 ] ||
   t_fail "rdma: expected RDMA for put/get/add and frames for max/double add (rdma $r, frames $f, $np processes)"
+[ "$(direct rdma)" = 0 ] || t_fail "rdma: UCX's tcp cannot map a peer's part, yet $(direct rdma) operations were direct"
 
 t_run_job mixed 50 "${ucx[@]}" -- "$run" -np 2 "$P" "${args[@]}" : -- env WAITIO_RMA_RDMA=0 "$run" -np 1 "$P" "${args[@]}"
 t_expect mixed "^rma_ucx ok: 3 processes" "the verdict: exact totals with RDMA and frame updates of one word"
@@ -46,4 +56,13 @@ t_run_job frames 40 "${ucx[@]}" WAITIO_RMA_RDMA=0 -- "$run" -np 2 "$P" "${args[@
 t_expect frames "^rma_ucx ok: 2 processes" "the verdict"
 read -r f r np <<<"$(paths frames)"
 [ "$np" = 2 ] && [ "$r" = 0 ] && [ "$f" -ge 500 ] || t_fail "frames: expected no RDMA (rdma $r, frames $f)"
-t_pass "RDMA put/get/atomics, fallback atomics, mixed paths on one word, frames only"
+t_run_job direct 40 WAITIO_TRANSPORTS=ucx UCX_TLS=sm,self WAITIO_LOG=debug -- "$run" -np 2 "$P" "${args[@]}"
+t_expect direct "^rma_ucx ok: 2 processes" "the verdict over UCX's shared memory"
+read -r f r np <<<"$(paths direct)"
+d=$(direct direct)
+t_log "direct: $r over RDMA, $d of them direct, $f as frames ($np processes)"
+# rank 1's 100 fetch-adds and 100 adds on rank 0's heap part, and both ranks' heap puts and gets,
+# are direct; the user window's operations are not (its memory is the user's: registered only)
+[ "$np" = 2 ] && [ "$d" -ge 300 ] && [ "$r" -gt "$d" ] ||
+  t_fail "direct: expected heap operations as loads/stores over UCX's sm (rdma $r, direct $d, $np processes)"
+t_pass "RDMA put/get/atomics, fallback atomics, mixed paths on one word, frames only, direct over UCX sm"
