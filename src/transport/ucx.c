@@ -1141,7 +1141,7 @@ static int ucx_connect(void *tp, uint32_t peer_id, unsigned flags, void *user, v
         wio_stream_close(s, WAITIO_ERR_SYS);
         return wio_fail(WAITIO_ERR_SYS, "cannot start a connection to %s", s->desc);
     }
-    if (same_host(t, peer_id)) { /* the table's pid: a dead peer fails the connect now */
+    if (same_host(t, peer_id) && t->table[peer_id].ext_len > UCX_EXT_PID_LEN) { /* a dead peer fails now */
         const uint8_t *e = t->table[peer_id].ext;
         c->peer_pid = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
         watch_peer(c);
