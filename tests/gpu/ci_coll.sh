@@ -6,21 +6,7 @@
 # timeout: 60
 set -uo pipefail
 source "$WAITIO_SOURCE_DIR/tests/scripts/lib.sh"
+source "$WAITIO_SOURCE_DIR/tests/gpu/gpu_lib.sh"
 t_require_progs gpu_coll
-if [ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ]; then # tests/gpu/run.sh on a GPU machine: the real driver
-  driver=()
-else
-  : "${WAITIO_TEST_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
-  [ -f "$WAITIO_TEST_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_TEST_FAKE_CUDA"
-  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_TEST_FAKE_CUDA")
-fi
-t_instance 2
-t_start pb0 50 env WAITIO_PBID=0 WAITIO_PB_RANK=0 WAITIO_PB_SIZE=1 "${driver[@]}" \
-  "$TEST_PROGS/gpu_coll"
-for r in 0 1; do
-  t_start "pb1.$r" 50 env WAITIO_PBID=1 WAITIO_PB_RANK=$r WAITIO_PB_SIZE=2 "${driver[@]}" \
-    "$TEST_PROGS/gpu_coll"
-done
-for n in pb0 pb1.0 pb1.1; do t_wait "$n" || { t_show_all; t_fail "$n failed (exit $(t_rc "$n"))"; }; done
-t_expect pb0 '^gpu_coll ok: rank 0 of 3' "rank 0's verdict"
+gpu_run_3 gpu_coll 50
 t_pass

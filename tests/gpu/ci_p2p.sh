@@ -13,14 +13,9 @@
 # timeout: 90
 set -uo pipefail
 source "$WAITIO_SOURCE_DIR/tests/scripts/lib.sh"
+source "$WAITIO_SOURCE_DIR/tests/gpu/gpu_lib.sh"
 t_require_progs gpu_p2p
-if [ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ]; then
-  driver=()
-else
-  : "${WAITIO_TEST_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
-  [ -f "$WAITIO_TEST_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_TEST_FAKE_CUDA"
-  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_TEST_FAKE_CUDA")
-fi
+gpu_driver
 seed=${WAITIO_TEST_SEED:-$RANDOM}
 t_log "seed $seed"
 

@@ -6,21 +6,7 @@
 # timeout: 90
 set -uo pipefail
 source "$WAITIO_SOURCE_DIR/tests/scripts/lib.sh"
+source "$WAITIO_SOURCE_DIR/tests/gpu/gpu_lib.sh"
 t_require_progs gpu_vcoll
-if [ "${WAITIO_TEST_GPU_REAL:-0}" = 1 ]; then # tests/gpu/run.sh on a GPU machine: the real driver
-  driver=()
-else
-  : "${WAITIO_TEST_FAKE_CUDA:=$WAITIO_BUILD_DIR/tests/libwaitio_fakecuda.so}"
-  [ -f "$WAITIO_TEST_FAKE_CUDA" ] || t_fail "no fake driver at $WAITIO_TEST_FAKE_CUDA"
-  driver=(WAITIO_CUDA_LIBRARY="$WAITIO_TEST_FAKE_CUDA")
-fi
-t_instance 2
-t_start pb0 80 env WAITIO_PBID=0 WAITIO_PB_RANK=0 WAITIO_PB_SIZE=1 "${driver[@]}" \
-  "$TEST_PROGS/gpu_vcoll"
-for r in 0 1; do
-  t_start "pb1.$r" 80 env WAITIO_PBID=1 WAITIO_PB_RANK=$r WAITIO_PB_SIZE=2 "${driver[@]}" \
-    "$TEST_PROGS/gpu_vcoll"
-done
-for n in pb0 pb1.0 pb1.1; do t_wait "$n" || { t_show_all; t_fail "$n failed (exit $(t_rc "$n"))"; }; done
-t_expect pb0 '^gpu_vcoll ok: rank 0 of 3' "rank 0's verdict"
+gpu_run_3 gpu_vcoll 80
 t_pass
