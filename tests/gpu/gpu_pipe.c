@@ -19,44 +19,9 @@
 #include <time.h>
 #include "gpu_testdrv.h"
 #include "testutil.h"
+#include "gpu_side.h"
 
-#define CANARY 64
 #define TAG 91
-
-typedef struct side {
-    int dev;
-    uint8_t *mem;
-} side;
-
-static void side_alloc(side *s, int dev, size_t cap)
-{
-    s->dev = dev;
-    s->mem = dev ? td_alloc(cap) : tu_xmalloc(cap);
-}
-
-static void side_free(side *s)
-{
-    if (s->dev)
-        td_free(s->mem);
-    else
-        free(s->mem);
-}
-
-static void side_put(side *s, size_t off, const uint8_t *src, size_t n)
-{
-    if (s->dev)
-        td_put(s->mem + off, src, n);
-    else
-        memcpy(s->mem + off, src, n);
-}
-
-static void side_get(side *s, size_t off, uint8_t *dst, size_t n)
-{
-    if (s->dev)
-        td_get(dst, s->mem + off, n);
-    else
-        memcpy(dst, s->mem + off, n);
-}
 
 /* Small sizes, then the chunk boundaries, then random sizes, --max in the last round. */
 static size_t pick_size(tu_rng *rng, int round, int rounds, size_t chunk, size_t max)
@@ -76,31 +41,6 @@ static size_t pick_size(tu_rng *rng, int round, int rounds, size_t chunk, size_t
     return s > max ? max : s;
 }
 
-static void exchange(waitio_group_t g, int me, int peer, side *snd, side *rcv, size_t len, uint32_t seq,
-                     uint64_t salt, uint8_t *host, uint8_t *check, tu_rng *rng)
-{
-    size_t soff = (size_t)tu_rng_below(rng, 64), roff = (size_t)tu_rng_below(rng, 64);
-    tu_msg_fill(host, len, me, peer, TAG, seq, salt);
-    side_put(snd, soff, host, len);
-    uint8_t canary[CANARY];
-    for (int i = 0; i < CANARY; i++)
-        canary[i] = (uint8_t)(0xa5 ^ i ^ seq);
-    side_put(rcv, roff + len, canary, CANARY);
-    waitio_req_t reqs[2];
-    TU_CHECK(waitio_irecv(g, peer, (char *)rcv->mem + roff, len, TAG, &reqs[0]));
-    TU_CHECK(waitio_isend(g, peer, (char *)snd->mem + soff, len, TAG, &reqs[1]));
-    TU_CHECK(waitio_waitall(2, reqs));
-    if (reqs[0].status.len != len)
-        TU_ERR("seq %u: received %zu bytes, expected %zu", seq, (size_t)reqs[0].status.len, len);
-    side_get(rcv, roff, check, len + CANARY);
-    char why[256];
-    if (!tu_msg_check(check, len, peer, me, TAG, seq, salt, why, sizeof why))
-        TU_ERR("seq %u, %zu bytes (%s -> %s): %s", seq, len, snd->dev ? "device" : "host",
-               rcv->dev ? "device" : "host", why);
-    if (memcmp(check + len, canary, CANARY) != 0)
-        TU_ERR("seq %u, %zu bytes: written past the receive buffer's end", seq, len);
-}
-
 static void run_check(waitio_group_t g, int me, const char *kinds, int rounds, size_t chunk, size_t max,
                       uint64_t seed)
 {
@@ -117,7 +57,7 @@ static void run_check(waitio_group_t g, int me, const char *kinds, int rounds, s
         size_t len = pick_size(&rng, r, rounds, chunk, max);
         for (const char *k = kinds; k[0] && k[1]; k += k[2] == ',' ? 3 : 2) {
             tu_phase("round %d, %zu bytes, kinds %c%c", r, len, k[0], k[1]);
-            exchange(g, me, 1 - me, k[0] == 'd' ? &dsnd : &hsnd, k[1] == 'd' ? &drcv : &hrcv, len, seq++,
+            exchange(g, me, 1 - me, k[0] == 'd' ? &dsnd : &hsnd, k[1] == 'd' ? &drcv : &hrcv, len, TAG, seq++,
                      seed, host, check, &offs);
             if (!k[2])
                 break;
