@@ -514,6 +514,8 @@ static void recv_matched_rts(wio_engine *e, wio_peer *p, wio_req_impl *r, uint64
     if (len > r->cap) {
         r->status.error = WAITIO_ERR_TRUNCATE;
         r->state = WIO_RS_RECV_RDV;
+        if (desc_len && p->main.conn && p->main.tp->ops->rdv_decline)
+            p->main.tp->ops->rdv_decline(p->main.conn, desc, desc_len);
         send_cts(e, p, r, sender_id, 1);
         return;
     }
@@ -1006,6 +1008,14 @@ static int begin_cts(wio_engine *e, wio_link *l, const wio_frame_hdr *h)
     wio_req_impl *s = wio_req_lookup(e, h->id);
     if (!s || s->kind != WIO_REQ_SEND || s->state != WIO_RS_SEND_RTS || s->peer_id != p->id)
         return -1;
+    /* whatever the transport started for its descriptor (ucx: UCX's rendezvous of the buffer)
+     * ends before the send completes or DATA frames take over */
+    const wio_link *m = &p->main;
+    if (s->rdv_offered && s->gpu != WIO_GPU_SEND_IPC && m->conn && m->tp->ops->rdv_finish &&
+        m->tp->ops->rdv_finish(m->conn, s->rdv_wire, s->rdv_len) != 0) {
+        wio_req_complete(s, WAITIO_ERR_PEER);
+        return -1;
+    }
     if (h->flags & WIO_FF_TRUNC) { /* the receiver reports the truncation; the send succeeded */
         wio_req_complete(s, 0);
         return 0;

@@ -65,6 +65,8 @@ static const wio_setting table[] = {
      "the original's modes: socket = shm,tcp; file; hybrid = sockets plus files for large data; verbs = ucx"},
     {"WAITIO_UCX_LIBRARY", WIO_SET_PATH, "libucp.so.0", 0, 511, NULL, "core", 0,
      "the UCX library (libucp) the ucx transport loads when first used: a site's UCX under another prefix"},
+    {"WAITIO_UCX_RDV", WIO_SET_ENUM, "auto", 0, 0, "auto,get,push", "core", 0,
+     "ucx: how a rendezvous message moves: get (the receiver reads the buffer), push (UCX's own rendezvous), auto (get over shared memory, else push)"},
     {"WAITIO_EAGER_LIMIT", WIO_SET_SIZE, "256K", 0, (double)WIO_EAGER_HARD_MAX, NULL, "core", S,
      "largest message sent eagerly (with its header); larger ones use rendezvous"},
     {"WAITIO_CHUNK_SIZE", WIO_SET_SIZE, "256K", 4096, (double)WIO_CHUNK_HARD_MAX, NULL, "core", S,

@@ -243,6 +243,13 @@ typedef struct wio_transport_ops {
      * through its connection (0 on success, else an errno value: DATA frames follow instead). */
     size_t (*rdv_pack)(void *conn, const void *buf, size_t len, uint8_t *out);
     int (*rdv_get)(void *conn, const uint8_t *desc, size_t desc_len, void *dst, size_t len);
+    /* Optional, with rdv_pack: what the transport started for a descriptor it packed (ucx:
+     * UCX's own rendezvous of the buffer, posted at once) ends. rdv_finish: the sender got the
+     * CTS; when it returns, nothing the transport started can still read the buffer (0), or the
+     * connection must fail (an errno value). rdv_decline: the receiver will not read desc
+     * (truncation): the transport lets go of what it holds for it. */
+    int (*rdv_finish)(void *conn, const uint8_t *desc, size_t desc_len);
+    void (*rdv_decline)(void *conn, const uint8_t *desc, size_t desc_len);
     /* Optional one-sided single copy (src/rma): reads (write = 0) or writes len bytes at addr in
      * the peer's memory, under the same rules as rdv_get. 0, or an errno value: the one-sided
      * layer then sends frames instead. */

@@ -15,9 +15,11 @@
  * Bytes move as UCP active messages (id UCX_AM_ID) whose 16-byte header names the receiving
  * and the sending connection; the stream layer parses frames out of them as out of a socket.
  * Small writes are sent from the caller's buffers when UCX completes them at once, else copied.
- * Large messages do not pass here: the engine's rendezvous offers the sender's buffer (rdv_pack:
- * address and packed remote key from the registration cache) and the receiver reads it straight
- * into the user's buffer with ucp_get_nbx (rdv_get): zero-copy on both sides.
+ * Large messages do not pass here: the engine's rendezvous offers the sender's buffer (rdv_pack)
+ * and the receiver's rdv_get moves it straight into the user's buffer, zero-copy on both sides:
+ * by ucp_get_nbx where the endpoint is shared memory (address and packed remote key from the
+ * registration cache), else by UCX's own rendezvous of an active message posted with the RTS
+ * ("push", below).
  *
  * UCX calls back only into this file, and those callbacks only queue (data, failures): the
  * dispatcher, run after ucp_worker_progress returns, hands them to the stream layer. The worker's
@@ -37,12 +39,14 @@
 #include <uct/api/uct.h>
 #include "transport/ucx.h"
 #include "core/common.h"
+#include "core/settings.h"
 
 #define UCX_AM_ID 23
 #define UCX_AMH_LEN 24
 #define UCX_AMH_MAGIC 0x5755u     /* "UW": a WaitIO stream chunk */
 #define UCX_KIND_DATA 0
 #define UCX_KIND_EOF 1
+#define UCX_KIND_PUSH 2           /* UCX's rendezvous of a large message's buffer (rdv_pack), seq: its token */
 #define UCX_HS_RX_MAX 1024u       /* bytes an unauthenticated connection may have queued */
 #define UCX_TX_MAX (16u << 20)    /* copied bytes in flight per connection before writes wait */
 #define UCX_IMM_MAX 8192u         /* writes up to this size try UCX's immediate completion */
@@ -95,7 +99,7 @@ static int amh_decode(const void *in, size_t len, ucx_amh *h)
     h->flags = p[15];
     h->src_pid = wio_get_le32(p + 16);
     h->seq = wio_get_le32(p + 20);
-    if (h->magic != UCX_AMH_MAGIC || h->kind > UCX_KIND_EOF || h->src_conn == 0)
+    if (h->magic != UCX_AMH_MAGIC || h->kind > UCX_KIND_PUSH || h->src_conn == 0)
         return -1;
     return 0;
 }
@@ -248,6 +252,15 @@ static void closing_reap(ucx_tp *t)
     t->nclosing = k;
 }
 
+/* A peer process's endpoint and the connections that use it (ep_create, ep_release). */
+typedef struct ucx_peer_ep {
+    ucp_ep_h ep;
+    unsigned refs;
+} ucx_peer_ep;
+
+static int push_conn_end(ucx_conn *c);
+static void ep_release(ucx_conn *c, int force);
+
 static void conn_destroy(ucx_conn *c)
 {
     ucx_tp *t = c->t;
@@ -266,7 +279,9 @@ static void conn_destroy(ucx_conn *c)
         c->rx_head = r->next;
         rx_free(t, r);
     }
-    ep_close(t, c->ep, c->failed);
+    int pushing = push_conn_end(c);
+    /* offers in flight on the last connection: the close by force completes them */
+    ep_release(c, c->failed || (pushing && t->peer_eps && t->peer_eps[c->peer_id].refs == 1));
     uint32_t slot = c->id & UCX_SLOT_MASK;
     if (slot && slot <= t->nconn_slots && t->conns[slot - 1] == c)
         t->conns[slot - 1] = NULL;
@@ -505,15 +520,52 @@ static const wio_stream_kind ucx_kind = {
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     ucx_tp *t = arg;
-    ucx_conn *c = NULL;
-    for (uint32_t i = 0; i < t->nconn_slots && !c; i++)
-        if (t->conns[i] && t->conns[i]->ep == ep)
-            c = t->conns[i];
-    if (!c || c->failed)
+    for (uint32_t i = 0; i < t->nconn_slots; i++) {
+        ucx_conn *c = t->conns[i];
+        if (!c || c->ep != ep || c->failed)
+            continue;
+        c->failed = 1;
+        snprintf(c->fail_why, sizeof c->fail_why, "ucx: %s", ucs_status_string(status));
+        conn_mark(c);
+    }
+}
+
+/* One endpoint per peer process, shared by every connection to it (the connection ids in the
+ * header tell them apart) and closed with the last. UCX pairs each endpoint with one of the
+ * peer's, in the order both sides created theirs, and its rendezvous answers through that
+ * pair: with an endpoint per connection, a simultaneous connect left the survivor paired with
+ * the loser's closed endpoint, and UCX cancelled every rendezvous on it. (ucx_peer_ep: above) */
+
+/* Lets go of c's hold on its endpoint; force (a dead peer, a failed endpoint) closes it now
+ * for every connection that shares it. */
+static void ep_release(ucx_conn *c, int force)
+{
+    ucx_tp *t = c->t;
+    ucp_ep_h ep = c->ep;
+    if (!ep)
         return;
-    c->failed = 1;
-    snprintf(c->fail_why, sizeof c->fail_why, "ucx: %s", ucs_status_string(status));
-    conn_mark(c);
+    c->ep = NULL;
+    ucx_peer_ep *pe = t->peer_eps ? &t->peer_eps[c->peer_id] : NULL;
+    if (!pe || pe->ep != ep)
+        return; /* closed already, by force */
+    if (!force && --pe->refs > 0)
+        return;
+    if (force)
+        for (uint32_t i = 0; i < t->nconn_slots; i++) {
+            ucx_conn *o = t->conns[i];
+            if (!o || o->ep != ep)
+                continue;
+            o->ep = NULL;
+            if (!o->failed) {
+                o->failed = 1;
+                snprintf(o->fail_why, sizeof o->fail_why, "ucx: the endpoint to process %u failed",
+                         (unsigned)o->peer_id);
+                conn_mark(o);
+            }
+        }
+    pe->ep = NULL;
+    pe->refs = 0;
+    ep_close(t, ep, force);
 }
 
 static int same_host(const ucx_tp *t, uint32_t peer_id)
@@ -526,6 +578,14 @@ static int same_host(const ucx_tp *t, uint32_t peer_id)
  * watched through a pidfd instead (watch_peer); one to another host reports failures itself. */
 static int ep_create(ucx_tp *t, uint32_t peer_id, ucp_ep_h *out)
 {
+    if (!t->peer_eps && !(t->peer_eps = calloc(t->nprocs, sizeof *t->peer_eps)))
+        return wio_fail(WAITIO_ERR_NOMEM, "ucx: out of memory for the endpoint table");
+    ucx_peer_ep *pe = &t->peer_eps[peer_id];
+    if (pe->ep) {
+        pe->refs++;
+        *out = pe->ep;
+        return 0;
+    }
     const wio_proc *p = &t->table[peer_id];
     ucp_ep_params_t ep = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -539,6 +599,8 @@ static int ep_create(ucx_tp *t, uint32_t peer_id, ucp_ep_h *out)
     if (st != UCS_OK)
         return wio_fail(WAITIO_ERR_SYS, "ucx: cannot create an endpoint to process %u: %s",
                         (unsigned)peer_id, ucs_status_string(st));
+    pe->ep = *out;
+    pe->refs = 1;
     return 0;
 }
 
@@ -551,6 +613,137 @@ static int ucx_accepted(wio_stream *s)
         return 1;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* large messages through UCX's own rendezvous ("push")                                 */
+/*
+ * Where the peer cannot read our memory in place cheaply (UCX's tcp has no zero-copy get: its
+ * ucp_get_nbx is 8 KiB active-message replies; an InfiniBand key does not fit the engine's
+ * descriptor), rdv_pack hands the buffer to UCX's rendezvous at once: an active message of kind
+ * PUSH with the UCP_AM_SEND_FLAG_RNDV flag, numbered by a token that the RTS's descriptor names.
+ * UCX sends only its announcement; the receiver's transport holds it (ucx_held) until the engine
+ * matches the RTS and rdv_get asks UCX for the data straight into the user's buffer
+ * (ucp_am_recv_data_nbx), moved by whatever UCX picks for the fabric (put or get zero-copy, several
+ * lanes). rdv_decline or the connection's end gives the announcement back, which completes the
+ * sender's request without the data. The sender keeps its request (ucx_push) until the engine's
+ * CTS and rdv_finish, which waits until UCX completed it: after that nothing reads the buffer.
+ */
+#define UCX_RDV_GET 1
+#define UCX_RDV_PUSH 2
+#define UCX_DESC_GET 'G'          /* descriptor: 'G', the address (8), the packed remote key */
+#define UCX_DESC_PUSH 'P'         /* 'P', the sender's connection id (4), token (4), length (8) */
+#define UCX_PUSH_DESC_LEN 17u
+#define UCX_PUSH_MAX 256u         /* our offers in flight per connection; more are offered for get */
+#define UCX_HELD_MAX 256u         /* a peer's announcements held per connection; more are dropped */
+#define UCX_PUSH_WAIT_S 5.0       /* how long rdv_get waits for an announcement, rdv_finish for UCX */
+
+typedef struct ucx_push {
+    struct ucx_push *next;
+    void *req;                /* UCX's send request, NULL once complete */
+    uint32_t token;
+    int done;
+    int orphan;               /* its connection is gone: UCX's completion frees it */
+    uint8_t amh[UCX_AMH_LEN]; /* the header must outlive the request */
+} ucx_push;
+
+typedef struct ucx_held {
+    struct ucx_held *next;
+    void *desc;               /* UCX's data descriptor of the announcement */
+    size_t len;
+    uint32_t token;
+} ucx_held;
+
+static void push_sent(void *req, ucs_status_t status, void *arg)
+{
+    ucx_push *x = arg;
+    (void)status; /* released by the receiver, or failed with the endpoint: either way it is over */
+    ucp_request_free(req);
+    x->req = NULL;
+    x->done = 1;
+    if (x->orphan)
+        free(x);
+}
+
+/* Is token at or below the connection's watermark of dropped announcements? */
+static int held_gone(const ucx_conn *c, uint32_t token)
+{
+    return c->held_gone_set && (int32_t)(token - c->held_gone) <= 0;
+}
+
+static void held_mark_gone(ucx_conn *c, uint32_t token)
+{
+    if (!c->held_gone_set || (int32_t)(token - c->held_gone) > 0)
+        c->held_gone = token;
+    c->held_gone_set = 1;
+}
+
+static ucx_held *held_take(ucx_conn *c, uint32_t token)
+{
+    for (ucx_held **pp = &c->held; *pp; pp = &(*pp)->next)
+        if ((*pp)->token == token) {
+            ucx_held *h = *pp;
+            *pp = h->next;
+            c->nheld--;
+            return h;
+        }
+    return NULL;
+}
+
+/* UCX's announcement of a peer's pushed buffer (from inside ucp_worker_progress): held for
+ * rdv_get when it comes from an authenticated connection and fits; UCS_OK drops it (UCX then
+ * completes the sender's request without the data: the engine falls back to DATA frames). */
+static ucs_status_t push_arrived(ucx_tp *t, const ucx_amh *h, void *data, size_t length, uint64_t attr)
+{
+    ucx_conn *c = conn_lookup(t, h->dst_conn);
+    int rndv = (attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    if (!rndv || h->kind != UCX_KIND_PUSH || !c || c->failed || !c->s || !c->s->authenticated ||
+        c->peer_id != h->src_proc || c->peer_conn != h->src_conn) {
+        t->dropped++;
+        return UCS_OK;
+    }
+    ucx_held *e = NULL;
+    if (held_gone(c, h->seq) || c->nheld >= UCX_HELD_MAX || !(e = malloc(sizeof *e))) {
+        held_mark_gone(c, h->seq);
+        t->pushes_dropped++;
+        return UCS_OK;
+    }
+    e->desc = data;
+    e->len = length;
+    e->token = h->seq;
+    e->next = c->held;
+    c->held = e;
+    c->nheld++;
+    t->pushes_in++;
+    return UCS_INPROGRESS;
+}
+
+/* The connection ends: announcements go back to UCX, offers still in flight are left to UCX's
+ * completion (the endpoint is then closed by force, which completes them). Returns whether any
+ * offer was still in flight. */
+static int push_conn_end(ucx_conn *c)
+{
+    ucx_tp *t = c->t;
+    while (c->held) {
+        ucx_held *h = c->held;
+        c->held = h->next;
+        ucp_am_data_release(t->worker, h->desc);
+        free(h);
+    }
+    c->nheld = 0;
+    int inflight = 0;
+    while (c->push) {
+        ucx_push *x = c->push;
+        c->push = x->next;
+        if (x->done) {
+            free(x);
+        } else {
+            x->orphan = 1;
+            inflight = 1;
+        }
+    }
+    c->npush = 0;
+    return inflight;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -606,11 +799,13 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     ucx_tp *t = arg;
     ucx_amh h;
     /* before start the table is not known: the process ids are checked at start */
-    if (amh_decode(header, header_length, &h) != 0 || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
+    if (amh_decode(header, header_length, &h) != 0 ||
         (t->started && (h.src_proc >= t->nprocs || h.src_proc == t->self_id))) {
         t->dropped++;
         return UCS_OK;
     }
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || h.kind == UCX_KIND_PUSH)
+        return push_arrived(t, &h, data, length, param->recv_attr);
     ucx_conn *c;
     if (h.dst_conn == 0) {
         /* a connector's first message (HELLO): a new accepted connection, in its handshake once
@@ -863,10 +1058,7 @@ ucs_status_t wio_ucx_wait_conn(ucx_conn *c, void *req)
                 snprintf(c->fail_why, sizeof c->fail_why, "ucx: process %u exited", (unsigned)c->peer_id);
                 conn_mark(c);
             }
-            if (c->ep) {
-                ep_close(t, c->ep, 1);
-                c->ep = NULL;
-            }
+            ep_release(c, 1);
             ucp_request_cancel(t->worker, req);
             give_up = wio_now() + 1.0;
         } else if (give_up > 0 && wio_now() > give_up) {
@@ -998,6 +1190,8 @@ static int ucx_open(const wio_tp_params *p, void **out, wio_proc *self)
     t->poller = p->poller;
     t->self_id = WIO_ID_BOOT;
     t->pid = (uint32_t)getpid();
+    const char *rdv = wio_setting_str("WAITIO_UCX_RDV", NULL);
+    t->rdv_setting = !strcmp(rdv, "get") ? UCX_RDV_GET : !strcmp(rdv, "push") ? UCX_RDV_PUSH : 0;
     t->max_unborn = cfg->max_handshakes > 0 ? (uint32_t)cfg->max_handshakes : 64;
     ucp_config_t *uc;
     int rc = config_ucx(cfg, &uc);
@@ -1170,45 +1364,238 @@ static const char *ucx_conn_desc(const void *conn) { return ((const wio_stream *
 
 /* ---- zero-copy rendezvous ---- */
 
-/* desc: the buffer's address (8 bytes), then the packed remote key of its registration. */
+/* Does ep reach the peer through shared memory, so that its ucp_get_nbx of our buffer is one
+ * copy (cma, xpmem, knem)? UCX does not say which transports an endpoint uses (1.13), but its
+ * shared-memory transports alone can map a key of memory UCX allocated (ucp_rkey_ptr): our own
+ * such key, unpacked for ep, tells. */
+static int ep_reaches_by_shm(ucx_tp *t, ucp_ep_h ep)
+{
+    if (t->probe_state == 0) {
+        t->probe_state = -1;
+        ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                                   .length = 4096, .flags = UCP_MEM_MAP_ALLOCATE};
+        ucp_mem_attr_t ma = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+        size_t len;
+        if (ucp_mem_map(t->context, &mp, &t->probe_mh) != UCS_OK)
+            return 0;
+        if (ucp_mem_query(t->probe_mh, &ma) != UCS_OK || ucp_rkey_pack(t->context, t->probe_mh, &t->probe_rkey, &len) != UCS_OK) {
+            ucp_mem_unmap(t->context, t->probe_mh);
+            t->probe_mh = NULL;
+            return 0;
+        }
+        t->probe_addr = (uint64_t)(uintptr_t)ma.address;
+        t->probe_state = 1;
+    }
+    ucp_rkey_h rk;
+    void *mapped;
+    if (t->probe_state < 0 || ucp_ep_rkey_unpack(ep, t->probe_rkey, &rk) != UCS_OK)
+        return 0;
+    int ok = ucp_rkey_ptr(rk, t->probe_addr, &mapped) == UCS_OK;
+    ucp_rkey_destroy(rk);
+    return ok;
+}
+
+/* WAITIO_UCX_RDV=auto: the peer reads our buffer (get) where the endpoint is shared memory,
+ * else UCX's own rendezvous moves it (push): measured, get is 2x UCX's rendezvous over shared
+ * memory, and 3-4x slower over UCX's tcp (docs/transports.md). */
+static int rdv_mode_for(ucx_conn *c)
+{
+    if (c->t->rdv_setting)
+        return c->t->rdv_setting;
+    return ep_reaches_by_shm(c->t, c->ep) ? UCX_RDV_GET : UCX_RDV_PUSH;
+}
+
+static size_t push_offer(ucx_conn *c, const void *buf, size_t len, uint8_t *out)
+{
+    ucx_tp *t = c->t;
+    ucx_push *x = calloc(1, sizeof *x);
+    if (!x)
+        return 0;
+    x->token = ++t->push_token;
+    ucx_amh h = {.dst_conn = c->peer_conn, .src_conn = c->id, .src_proc = t->self_id, .src_pid = t->pid,
+                 .seq = x->token, .magic = UCX_AMH_MAGIC, .kind = UCX_KIND_PUSH};
+    amh_encode(&h, x->amh);
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
+                                             UCP_OP_ATTR_FIELD_USER_DATA,
+                             .flags = UCP_AM_SEND_FLAG_RNDV, .cb.send = push_sent, .user_data = x};
+    ucs_status_ptr_t r = ucp_am_send_nbx(c->ep, UCX_AM_ID, x->amh, UCX_AMH_LEN, buf, len, &p);
+    if (UCS_PTR_IS_ERR(r)) {
+        wio_debug("ucx: UCX's rendezvous refused %zu bytes to process %u: %s", len, (unsigned)c->peer_id,
+                  ucs_status_string(UCS_PTR_STATUS(r)));
+        free(x);
+        return 0;
+    }
+    x->req = r;
+    x->done = r == NULL;
+    x->next = c->push;
+    c->push = x;
+    c->npush++;
+    t->pushes_out++;
+    out[0] = UCX_DESC_PUSH;
+    wio_put_le32(out + 1, c->id);
+    wio_put_le32(out + 5, x->token);
+    wio_put_le64(out + 9, len);
+    return UCX_PUSH_DESC_LEN;
+}
+
+static size_t get_offer(ucx_conn *c, const void *buf, size_t len, uint8_t *out)
+{
+    const void *rkey;
+    size_t rkey_len;
+    if (wio_ucx_rcache_get(c->t->rcache, buf, len, &rkey, &rkey_len) != 0 || 9 + rkey_len > WIO_RDV_TP_DESC_MAX)
+        return 0;
+    out[0] = UCX_DESC_GET;
+    wio_put_le64(out + 1, (uint64_t)(uintptr_t)buf);
+    memcpy(out + 9, rkey, rkey_len);
+    return 9 + rkey_len;
+}
+
 static size_t ucx_rdv_pack(void *conn, const void *buf, size_t len, uint8_t *out)
 {
     wio_stream *s = conn;
     ucx_conn *c = s->pipe_state;
-    const void *rkey;
-    size_t rkey_len;
-    if (!c || c->failed || wio_ucx_rcache_get(c->t->rcache, buf, len, &rkey, &rkey_len) != 0 ||
-        8 + rkey_len > WIO_RDV_TP_DESC_MAX)
+    if (!c || c->failed || !c->ep || c->t->in_progress)
         return 0;
-    wio_put_le64(out, (uint64_t)(uintptr_t)buf);
-    memcpy(out + 8, rkey, rkey_len);
-    return 8 + rkey_len;
+    if (!c->rdv_mode)
+        c->rdv_mode = rdv_mode_for(c);
+    size_t n = 0;
+    if (c->rdv_mode == UCX_RDV_PUSH && c->npush < UCX_PUSH_MAX)
+        n = push_offer(c, buf, len, out);
+    return n ? n : get_offer(c, buf, len, out);
 }
 
+/* Progresses the worker until ready(c, arg), c's peer dies or fails, or timeout seconds pass:
+ * 0, EPIPE or ETIMEDOUT. Not from inside UCX's callbacks. */
+static int conn_progress_until(ucx_conn *c, int (*ready)(ucx_conn *, void *), void *arg, double timeout)
+{
+    ucx_tp *t = c->t;
+    WIO_ASSERT(!t->in_progress);
+    double until = 0;
+    int rc = 0;
+    t->in_progress = 1;
+    for (unsigned n = 1; !ready(c, arg); n++) {
+        ucp_worker_progress(t->worker);
+        if ((n & 255) != 0)
+            continue;
+        if (conn_peer_dead(c)) {
+            rc = EPIPE;
+            break;
+        }
+        double now = wio_now();
+        if (until == 0)
+            until = now + timeout;
+        else if (now > until) {
+            rc = ETIMEDOUT;
+            break;
+        }
+    }
+    t->in_progress = 0;
+    return rc;
+}
+
+static int push_done(ucx_conn *c, void *arg) { (void)c; return ((ucx_push *)arg)->done; }
+
+static int held_arrived(ucx_conn *c, void *arg)
+{
+    uint32_t token = *(uint32_t *)arg;
+    if (held_gone(c, token))
+        return 1;
+    for (const ucx_held *h = c->held; h; h = h->next)
+        if (h->token == token)
+            return 1;
+    return 0;
+}
+
+/* The sender's CTS came: its offer through UCX's rendezvous ends once UCX completed it. */
+static int ucx_rdv_finish(void *conn, const uint8_t *desc, size_t desc_len)
+{
+    wio_stream *s = conn;
+    ucx_conn *c = s->pipe_state;
+    if (!c || desc_len != UCX_PUSH_DESC_LEN || desc[0] != UCX_DESC_PUSH)
+        return 0;
+    uint32_t token = wio_get_le32(desc + 5);
+    ucx_push **pp = &c->push;
+    while (*pp && (*pp)->token != token)
+        pp = &(*pp)->next;
+    ucx_push *x = *pp;
+    if (!x)
+        return 0;
+    int rc = x->done ? 0 : conn_progress_until(c, push_done, x, UCX_PUSH_WAIT_S);
+    if (rc) {
+        wio_debug("ucx: UCX's rendezvous to process %u did not complete after the receiver's CTS (%s)",
+                  (unsigned)c->peer_id, strerror(rc));
+        return rc; /* the engine fails the connection: its close by force completes the request */
+    }
+    *pp = x->next;
+    c->npush--;
+    free(x);
+    return 0;
+}
+
+/* Reads the sender's buffer: by a get (desc 'G') or UCX's rendezvous of it (desc 'P'). */
 static int ucx_rdv_get(void *conn, const uint8_t *desc, size_t desc_len, void *dst, size_t len)
 {
     wio_stream *s = conn;
     ucx_conn *c = s->pipe_state;
-    if (!c || desc_len <= 8 || c->failed || c->t->in_progress)
+    if (!c || desc_len < 1 || c->failed || c->t->in_progress || !c->ep)
         return EINVAL;
-    ucp_ep_h ep = c->ep;
-    if (!ep)
-        return ENOTCONN;
+    ucx_tp *t = c->t;
+    if (desc[0] == UCX_DESC_PUSH && desc_len == UCX_PUSH_DESC_LEN) {
+        uint32_t token = wio_get_le32(desc + 5);
+        if (wio_get_le32(desc + 1) != c->peer_conn || wio_get_le64(desc + 9) != len)
+            return EPROTO;
+        int rc = conn_progress_until(c, held_arrived, &token, UCX_PUSH_WAIT_S);
+        ucx_held *h = held_take(c, token);
+        if (!h) {
+            held_mark_gone(c, token); /* should it still come, it is dropped */
+            return rc ? rc : ENOENT;
+        }
+        void *udesc = h->desc;
+        size_t hlen = h->len;
+        free(h);
+        if (hlen != len) {
+            ucp_am_data_release(t->worker, udesc);
+            return EPROTO;
+        }
+        ucp_request_param_t p = {0};
+        void *req = ucp_am_recv_data_nbx(t->worker, udesc, dst, len, &p);
+        return wio_ucx_wait_conn(c, req) == UCS_OK ? 0 : EIO;
+    }
+    if (desc[0] != UCX_DESC_GET || desc_len <= 9)
+        return EINVAL;
     ucp_rkey_h rkey;
-    if (ucp_ep_rkey_unpack(ep, desc + 8, &rkey) != UCS_OK)
+    if (ucp_ep_rkey_unpack(c->ep, desc + 9, &rkey) != UCS_OK)
         return EPROTO;
     ucp_request_param_t p = {0};
-    void *req = ucp_get_nbx(ep, dst, len, wio_get_le64(desc), rkey, &p);
+    void *req = ucp_get_nbx(c->ep, dst, len, wio_get_le64(desc + 1), rkey, &p);
     ucs_status_t st = wio_ucx_wait_conn(c, req);
     ucp_rkey_destroy(rkey);
     return st == UCS_OK ? 0 : EIO;
 }
 
+/* The receiver will not read the message (truncated): its announcement goes back to UCX. */
+static void ucx_rdv_decline(void *conn, const uint8_t *desc, size_t desc_len)
+{
+    wio_stream *s = conn;
+    ucx_conn *c = s->pipe_state;
+    if (!c || desc_len != UCX_PUSH_DESC_LEN || desc[0] != UCX_DESC_PUSH)
+        return;
+    uint32_t token = wio_get_le32(desc + 5);
+    ucx_held *h = held_take(c, token);
+    if (h) {
+        ucp_am_data_release(c->t->worker, h->desc);
+        free(h);
+    }
+    held_mark_gone(c, token);
+}
+
 static void ucx_stats(void *tp, char *buf, size_t cap)
 {
     const ucx_tp *t = tp;
-    snprintf(buf, cap, "ucx: %lu chunks in (%lu out of order), %lu out (%lu copied), %lu dropped",
-             t->frames_in, t->reordered, t->frames_out, t->copies_out, t->dropped);
+    snprintf(buf, cap, "ucx: %lu chunks in (%lu out of order), %lu out (%lu copied), %lu dropped; "
+             "UCX rendezvous: %lu offered, %lu announced to us, %lu of those dropped",
+             t->frames_in, t->reordered, t->frames_out, t->copies_out, t->dropped, t->pushes_out,
+             t->pushes_in, t->pushes_dropped);
 }
 
 static void ucx_close(void *tp)
@@ -1242,6 +1629,10 @@ static void ucx_close(void *tp)
     if (t->src.poll)
         wio_poller_del_source(t->poller, &t->src);
     wio_ucx_rcache_destroy(t->rcache);
+    if (t->probe_rkey)
+        ucp_rkey_buffer_release(t->probe_rkey);
+    if (t->probe_mh)
+        ucp_mem_unmap(t->context, t->probe_mh);
     if (t->address)
         ucp_worker_release_address(t->worker, t->address);
     free(t->ext);
@@ -1249,6 +1640,7 @@ static void ucx_close(void *tp)
     ucp_cleanup(t->context);
     free(t->closing);
     free(t->conns);
+    free(t->peer_eps);
     free(t);
 }
 
@@ -1269,6 +1661,8 @@ const wio_transport_ops wio_transport_ucx = {
     .conn_desc = ucx_conn_desc,
     .rdv_pack = ucx_rdv_pack,
     .rdv_get = ucx_rdv_get,
+    .rdv_finish = ucx_rdv_finish,
+    .rdv_decline = ucx_rdv_decline,
     .rdma_reg = wio_ucx_rdma_reg,         /* one-sided over RDMA: ucx_rma.c */
     .rdma_dereg = wio_ucx_rdma_dereg,
     .rdma_rkey = wio_ucx_rdma_rkey,

@@ -61,6 +61,13 @@ struct ucx_conn {
     int want_write;
     int queued;               /* on the dispatcher's list */
     unsigned read_round;      /* the dispatcher's round that last read it (ucxscale) */
+    int rdv_mode;             /* how its large messages go (ucx.c rdv_mode_for), 0 until the first */
+    struct ucx_push *push;    /* ours offered through UCX's rendezvous, until the CTS (rdv_finish) */
+    unsigned npush;
+    struct ucx_held *held;    /* the peer's announced, waiting for rdv_get */
+    unsigned nheld;
+    uint32_t held_gone;       /* the peer's offers up to this token were dropped here (held_gone_set) */
+    int held_gone_set;
     int dead;                 /* destroyed: freed after the poller's round (t->grave) */
     ucx_conn *next_ready;
 };
@@ -101,6 +108,14 @@ struct ucx_tp {
     unsigned long dropped;    /* messages for no connection of ours, or malformed */
     unsigned long frames_in, frames_out, copies_out, reordered;
     struct ucx_reg_cache *rcache;
+    struct ucx_peer_ep *peer_eps; /* by process id (ucx.c ep_create), allocated at first use */
+    int rdv_setting;          /* WAITIO_UCX_RDV: 0 auto, else UCX_RDV_GET or UCX_RDV_PUSH */
+    uint32_t push_token;      /* the last offer's number: unique among this process's offers */
+    ucp_mem_h probe_mh;       /* memory UCX allocated, whose key tells whether an endpoint maps */
+    void *probe_rkey;         /* peers' memory (rdv_mode_for); probe_state 1 made, -1 failed */
+    uint64_t probe_addr;
+    int probe_state;
+    unsigned long pushes_out, pushes_in, pushes_dropped;
 };
 
 /* ucx_rma.c: the registration cache (rendezvous sources and one-sided windows). */

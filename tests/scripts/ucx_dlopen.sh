@@ -10,8 +10,10 @@
 #   ucx:     the same over WAITIO_TRANSPORTS=ucx (UCX's tcp on lo): libucp is mapped there (what
 #            "plain" looks for is visible when present) and the data arrive;
 #   reuse:   over ucx, 3 rendezvous messages from a buffer unmapped and mapped again at the same
-#            address each round: every byte right, and the sender's registration cache saw the
-#            unmaps (UCM's memory hooks work although UCX was loaded after start-up);
+#            address each round: every byte right, and (WAITIO_UCX_RDV=get, the path that reads
+#            through WaitIO's registration cache) the sender's cache saw the unmaps (UCM's memory
+#            hooks work although UCX was loaded after start-up); again by UCX's own rendezvous
+#            (push, the default over UCX's tcp), whose registrations are UCX's: every byte right;
 #   hybrid:  WAITIO_COMM_TYPE=hybrid with WAITIO_UCX_LIBRARY=/nonexistent still works (shm,tcp
 #            and files) and logs why ucx is left out;
 #   missing: WAITIO_TRANSPORTS=ucx with WAITIO_UCX_LIBRARY=/nonexistent, and with a library that
@@ -82,7 +84,7 @@ done
 t_log "ucx: $(grep -m1 'after waitio_init' "$(t_out ucx0)")"
 
 # ---- reuse: registrations of an address whose pages changed ----
-pair reuse "${ucx[@]}" WAITIO_LOG=ucx=debug -- --reuse 3
+pair reuse "${ucx[@]}" WAITIO_UCX_RDV=get WAITIO_LOG=ucx=debug -- --reuse 3
 addrs=$(sed -n 's/^ucx_dl: round [0-9]* from //p' "$(t_out reuse0)" | sort -u | wc -l)
 [ "$addrs" = 1 ] || t_fail "reuse: the rounds' buffers were not at one address"
 line=$(grep -m1 'registration cache:' "$(t_out reuse0)") || t_fail "reuse: rank 0 did not report its registration cache"
@@ -90,6 +92,7 @@ read -r inval hooks <<<"$(sed -n 's/.* \([0-9]*\) invalidated by unmaps (memory 
 [ "$hooks" = on ] || t_fail "reuse: UCX's memory hooks are not on with UCX loaded late: $line"
 [ "${inval:-0}" -ge 2 ] || t_fail "reuse: the unmaps did not invalidate the registrations: $line"
 t_log "reuse: $line"
+pair reuse_push "${ucx[@]}" WAITIO_UCX_RDV=push -- --reuse 3
 
 # ---- missing: a library that is not there, or is not UCX ----
 for bad in /nonexistent libm.so.6; do
