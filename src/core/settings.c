@@ -210,6 +210,8 @@ static const wio_setting table[] = {
      "test hook: hex bytes (one item per PB rank, comma-separated) put in this process's address entry"},
     {"WAITIO_TEST_HOST_ID", WIO_SET_STRING, NULL, 0, 16, NULL, "tests", WIO_SETF_EMPTY_OK,
      "test hook: hex host id this process announces instead of its host's (start-up as if on another host)"},
+    {"WAITIO_TEST_UCX_EP_PER_CONN", WIO_SET_BOOL, "0", 0, 1, NULL, "tests", 0,
+     "test hook: 1 gives every ucx connection an endpoint of its own (UCX then pairs endpoints wrongly after a simultaneous connect)"},
     {"WAITIO_TEST_BOOT_SHM_CORRUPT", WIO_SET_BOOL, "0", 0, 1, NULL, "tests", 0,
      "test hook: 1 makes the process that writes a host's address-table segment spoil its last byte"},
 };

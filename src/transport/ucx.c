@@ -47,6 +47,7 @@
 #define UCX_KIND_DATA 0
 #define UCX_KIND_EOF 1
 #define UCX_KIND_PUSH 2           /* UCX's rendezvous of a large message's buffer (rdv_pack), seq: its token */
+#define UCX_KIND_PUSH_LOST 3      /* UCX failed that rendezvous (seq: the token): do not wait for it */
 #define UCX_HS_RX_MAX 1024u       /* bytes an unauthenticated connection may have queued */
 #define UCX_TX_MAX (16u << 20)    /* copied bytes in flight per connection before writes wait */
 #define UCX_IMM_MAX 8192u         /* writes up to this size try UCX's immediate completion */
@@ -99,7 +100,7 @@ static int amh_decode(const void *in, size_t len, ucx_amh *h)
     h->flags = p[15];
     h->src_pid = wio_get_le32(p + 16);
     h->seq = wio_get_le32(p + 20);
-    if (h->magic != UCX_AMH_MAGIC || h->kind > UCX_KIND_PUSH || h->src_conn == 0)
+    if (h->magic != UCX_AMH_MAGIC || h->kind > UCX_KIND_PUSH_LOST || h->src_conn == 0)
         return -1;
     return 0;
 }
@@ -546,8 +547,11 @@ static void ep_release(ucx_conn *c, int force)
         return;
     c->ep = NULL;
     ucx_peer_ep *pe = t->peer_eps ? &t->peer_eps[c->peer_id] : NULL;
-    if (!pe || pe->ep != ep)
-        return; /* closed already, by force */
+    if (!pe || pe->ep != ep) {
+        if (t->ep_per_conn)
+            ep_close(t, ep, force);
+        return; /* else closed already, by force */
+    }
     if (!force && --pe->refs > 0)
         return;
     if (force)
@@ -599,6 +603,8 @@ static int ep_create(ucx_tp *t, uint32_t peer_id, ucp_ep_h *out)
     if (st != UCS_OK)
         return wio_fail(WAITIO_ERR_SYS, "ucx: cannot create an endpoint to process %u: %s",
                         (unsigned)peer_id, ucs_status_string(st));
+    if (t->ep_per_conn) /* test hook: the endpoint is this connection's alone (ep_release closes it) */
+        return 0;
     pe->ep = *out;
     pe->refs = 1;
     return 0;
@@ -640,9 +646,12 @@ static int ucx_accepted(wio_stream *s)
 
 typedef struct ucx_push {
     struct ucx_push *next;
+    ucx_conn *c;              /* while not orphan */
     void *req;                /* UCX's send request, NULL once complete */
     uint32_t token;
     int done;
+    int lost;                 /* UCX completed it with an error: the receiver never saw it */
+    int told;                 /* ... and it was told so (PUSH_LOST) */
     int orphan;               /* its connection is gone: UCX's completion frees it */
     uint8_t amh[UCX_AMH_LEN]; /* the header must outlive the request */
 } ucx_push;
@@ -654,15 +663,56 @@ typedef struct ucx_held {
     uint32_t token;
 } ucx_held;
 
+/* UCX completes the request once the receiver took the data or let the announcement go (UCS_OK),
+ * or with an error: the endpoint failed (the connection fails too), or UCX cancelled the
+ * rendezvous because it could not resolve its endpoint pair at the receiver (left over from
+ * endpoints closed on one side only: the receiver's transport never saw the announcement and
+ * is told by PUSH_LOST, push_tell_lost). */
 static void push_sent(void *req, ucs_status_t status, void *arg)
 {
     ucx_push *x = arg;
-    (void)status; /* released by the receiver, or failed with the endpoint: either way it is over */
     ucp_request_free(req);
     x->req = NULL;
     x->done = 1;
-    if (x->orphan)
+    if (x->orphan) {
         free(x);
+        return;
+    }
+    if (status != UCS_OK && !x->c->failed) {
+        x->lost = 1;
+        x->c->push_lost = 1;
+        x->c->t->push_lost = 1;
+        conn_mark(x->c);
+    }
+}
+
+/* From the dispatcher: the receiver is told of offers UCX lost, so that its rdv_get falls back
+ * to DATA frames at once; UCX's rendezvous is not offered on this connection again. */
+static void push_tell_lost(ucx_conn *c)
+{
+    ucx_tp *t = c->t;
+    c->push_lost = 0;
+    c->rdv_mode = UCX_RDV_GET;
+    for (ucx_push *x = c->push; x; x = x->next) {
+        if (!x->lost || x->told || !c->ep)
+            continue;
+        ucx_amh h = {.dst_conn = c->peer_conn, .src_conn = c->id, .src_proc = t->self_id, .src_pid = t->pid,
+                     .seq = x->token, .magic = UCX_AMH_MAGIC, .kind = UCX_KIND_PUSH_LOST};
+        uint8_t amh[UCX_AMH_LEN];
+        amh_encode(&h, amh);
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL,
+                                 .flags = UCP_AM_SEND_FLAG_EAGER};
+        ucs_status_ptr_t r = ucp_am_send_nbx(c->ep, UCX_AM_ID, amh, UCX_AMH_LEN, NULL, 0, &p);
+        if (r == NULL) {
+            x->told = 1;
+            t->pushes_lost++;
+        } else if (UCS_PTR_IS_ERR(r) && UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE) {
+            c->push_lost = 1; /* the next round tries again */
+            conn_mark(c);
+        } else {
+            x->told = 1; /* the endpoint failed: so does the connection */
+        }
+    }
 }
 
 /* Is token at or below the connection's watermark of dropped announcements? */
@@ -716,6 +766,29 @@ static ucs_status_t push_arrived(ucx_tp *t, const ucx_amh *h, void *data, size_t
     c->nheld++;
     t->pushes_in++;
     return UCS_INPROGRESS;
+}
+
+/* Tells every connection's peer of its lost offers: from the waits of rdv_get and rdv_finish
+ * too, where the dispatcher does not run (two processes each waiting there for the other's
+ * lost announcement would otherwise wait out UCX_PUSH_WAIT_S). */
+static void push_tell_all_lost(ucx_tp *t)
+{
+    t->push_lost = 0;
+    for (uint32_t i = 0; i < t->nconn_slots; i++)
+        if (t->conns[i] && t->conns[i]->push_lost)
+            push_tell_lost(t->conns[i]);
+}
+
+/* PUSH_LOST from the peer: the announcement of that offer will not come. */
+static ucs_status_t push_lost_arrived(ucx_tp *t, const ucx_amh *h)
+{
+    ucx_conn *c = conn_lookup(t, h->dst_conn);
+    if (!c || !c->s || !c->s->authenticated || c->peer_id != h->src_proc || c->peer_conn != h->src_conn) {
+        t->dropped++;
+        return UCS_OK;
+    }
+    held_mark_gone(c, h->seq);
+    return UCS_OK;
 }
 
 /* The connection ends: announcements go back to UCX, offers still in flight are left to UCX's
@@ -806,6 +879,8 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     }
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || h.kind == UCX_KIND_PUSH)
         return push_arrived(t, &h, data, length, param->recv_attr);
+    if (h.kind == UCX_KIND_PUSH_LOST)
+        return push_lost_arrived(t, &h);
     ucx_conn *c;
     if (h.dst_conn == 0) {
         /* a connector's first message (HELLO): a new accepted connection, in its handshake once
@@ -953,6 +1028,8 @@ static int dispatch(ucx_tp *t)
             conn_destroy(c);
             continue;
         }
+        if (c->push_lost)
+            push_tell_lost(c);
         uint32_t id = c->id;
         wio_stream *s = c->s;
         size_t unread = c->rx_bytes;
@@ -1192,6 +1269,7 @@ static int ucx_open(const wio_tp_params *p, void **out, wio_proc *self)
     t->pid = (uint32_t)getpid();
     const char *rdv = wio_setting_str("WAITIO_UCX_RDV", NULL);
     t->rdv_setting = !strcmp(rdv, "get") ? UCX_RDV_GET : !strcmp(rdv, "push") ? UCX_RDV_PUSH : 0;
+    t->ep_per_conn = wio_setting_num("WAITIO_TEST_UCX_EP_PER_CONN", 0) != 0;
     t->max_unborn = cfg->max_handshakes > 0 ? (uint32_t)cfg->max_handshakes : 64;
     ucp_config_t *uc;
     int rc = config_ucx(cfg, &uc);
@@ -1412,6 +1490,7 @@ static size_t push_offer(ucx_conn *c, const void *buf, size_t len, uint8_t *out)
     if (!x)
         return 0;
     x->token = ++t->push_token;
+    x->c = c;
     ucx_amh h = {.dst_conn = c->peer_conn, .src_conn = c->id, .src_proc = t->self_id, .src_pid = t->pid,
                  .seq = x->token, .magic = UCX_AMH_MAGIC, .kind = UCX_KIND_PUSH};
     amh_encode(&h, x->amh);
@@ -1475,6 +1554,8 @@ static int conn_progress_until(ucx_conn *c, int (*ready)(ucx_conn *, void *), vo
     t->in_progress = 1;
     for (unsigned n = 1; !ready(c, arg); n++) {
         ucp_worker_progress(t->worker);
+        if (t->push_lost)
+            push_tell_all_lost(t);
         if ((n & 255) != 0)
             continue;
         if (conn_peer_dead(c)) {
@@ -1548,6 +1629,9 @@ static int ucx_rdv_get(void *conn, const uint8_t *desc, size_t desc_len, void *d
         ucx_held *h = held_take(c, token);
         if (!h) {
             held_mark_gone(c, token); /* should it still come, it is dropped */
+            if (rc == ETIMEDOUT)
+                wio_debug("ucx: offer %u of process %u was not announced within %.0f s: DATA frames instead",
+                          (unsigned)token, (unsigned)c->peer_id, UCX_PUSH_WAIT_S);
             return rc ? rc : ENOENT;
         }
         void *udesc = h->desc;
@@ -1593,9 +1677,9 @@ static void ucx_stats(void *tp, char *buf, size_t cap)
 {
     const ucx_tp *t = tp;
     snprintf(buf, cap, "ucx: %lu chunks in (%lu out of order), %lu out (%lu copied), %lu dropped; "
-             "UCX rendezvous: %lu offered, %lu announced to us, %lu of those dropped",
+             "UCX rendezvous: %lu offered (%lu lost by UCX), %lu announced to us (%lu dropped)",
              t->frames_in, t->reordered, t->frames_out, t->copies_out, t->dropped, t->pushes_out,
-             t->pushes_in, t->pushes_dropped);
+             t->pushes_lost, t->pushes_in, t->pushes_dropped);
 }
 
 static void ucx_close(void *tp)

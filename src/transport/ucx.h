@@ -68,6 +68,7 @@ struct ucx_conn {
     unsigned nheld;
     uint32_t held_gone;       /* the peer's offers up to this token were dropped here (held_gone_set) */
     int held_gone_set;
+    int push_lost;            /* an offer of ours failed in UCX: the dispatcher tells the peer */
     int dead;                 /* destroyed: freed after the poller's round (t->grave) */
     ucx_conn *next_ready;
 };
@@ -109,13 +110,15 @@ struct ucx_tp {
     unsigned long frames_in, frames_out, copies_out, reordered;
     struct ucx_reg_cache *rcache;
     struct ucx_peer_ep *peer_eps; /* by process id (ucx.c ep_create), allocated at first use */
+    int ep_per_conn;          /* WAITIO_TEST_UCX_EP_PER_CONN (ucx.c ep_create) */
     int rdv_setting;          /* WAITIO_UCX_RDV: 0 auto, else UCX_RDV_GET or UCX_RDV_PUSH */
     uint32_t push_token;      /* the last offer's number: unique among this process's offers */
     ucp_mem_h probe_mh;       /* memory UCX allocated, whose key tells whether an endpoint maps */
     void *probe_rkey;         /* peers' memory (rdv_mode_for); probe_state 1 made, -1 failed */
     uint64_t probe_addr;
     int probe_state;
-    unsigned long pushes_out, pushes_in, pushes_dropped;
+    unsigned long pushes_out, pushes_lost, pushes_in, pushes_dropped;
+    int push_lost;            /* some connection has push_lost set */
 };
 
 /* ucx_rma.c: the registration cache (rendezvous sources and one-sided windows). */
