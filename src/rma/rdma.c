@@ -233,6 +233,10 @@ static int post(wio_rma *r, struct waitio_win *w, int rank, rdma_rec *x, int rem
     r->rdma_fence_due = 1;
     if (remote_effect)
         p->rdma_dirty = 1;
+    /* a part the transport maps here (2) is from now on reached like a part of this host's
+     * shared window: the API's mapped path, a memcpy or CPU atomic without the transport */
+    if (rc == 2 && x->op.mapped && !m->device && !m->ptr)
+        m->ptr = (uint8_t *)x->op.mapped - (x->op.remote_addr - m->rdma_addr);
     if (rc == 1 || rc == 2) { /* complete at once (2: a load/store on the mapped part): no callback */
         if (q)
             wio_req_complete(q, 0);

@@ -271,6 +271,7 @@ static void put_slow(shmem_ctx_t c, void *dest, const void *source, size_t n, in
     wio_shmem_sym(dest, n, pe, what, &w, &off);
     wio_shmem_check(nbi ? waitio_put_nbi(w, pe, off, source, n) : waitio_put(w, pe, off, source, n), what);
     wio_ctx_note(c, pe);
+    wio_shmem_learn(w, pe);
 }
 
 static void get_slow(shmem_ctx_t c, void *dest, const void *source, size_t n, int pe, int nbi, const char *what)
@@ -283,6 +284,7 @@ static void get_slow(shmem_ctx_t c, void *dest, const void *source, size_t n, in
     wio_shmem_check(nbi ? waitio_get_nbi(w, pe, off, dest, n) : waitio_get(w, pe, off, dest, n), what);
     if (nbi)
         wio_ctx_note(c, pe);
+    wio_shmem_learn(w, pe);
 }
 
 /* pe: a world PE. A mapped heap part: memcpy, complete at once. */

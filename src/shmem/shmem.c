@@ -163,10 +163,11 @@ static void init_layer(void)
     waitio_win_base(S.data, &dbase, &S.data_size);
     S.data_base = (uintptr_t)dbase;
     S.heap_ptr = calloc((size_t)S.npes, sizeof *S.heap_ptr);
-    if (!S.heap_ptr)
+    S.fast_ptr = calloc((size_t)S.npes, sizeof *S.fast_ptr);
+    if (!S.heap_ptr || !S.fast_ptr)
         wio_shmem_fatal("shmem_init: out of memory");
     for (int pe = 0; pe < S.npes; pe++)
-        S.heap_ptr[pe] = waitio_win_ptr(S.heap, pe, 0);
+        S.heap_ptr[pe] = S.fast_ptr[pe] = waitio_win_ptr(S.heap, pe, 0);
     wio_shmem_teams_init(); /* team.c: SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED (from heap_ptr) */
     wio_shmem_check(waitio_rpc_register(RPC_GLOBAL_EXIT, h_global_exit, NULL), "shmem_init");
     S.ready = 1;
@@ -216,6 +217,7 @@ void shmem_finalize(void)
     waitio_rpc_register(RPC_GLOBAL_EXIT, NULL, NULL);
     wio_shmem_teams_fini();
     free(S.heap_ptr);
+    free(S.fast_ptr);
     int owns = S.owns_waitio;
     memset(&S, 0, sizeof S);
     if (owns)
@@ -287,9 +289,10 @@ void *shmem_ptr(const void *dest, int pe)
 {
     if (!S.ready || (unsigned)pe >= (unsigned)S.npes)
         return NULL;
-    uint8_t *p = wio_shmem_direct(dest, 1, pe);
-    if (p)
-        return p;
+    /* what was mapped at shmem_init (SHMEM_TEAM_SHARED's rule), not what was mapped since */
+    uintptr_t hoff = (uintptr_t)dest - S.heap_base;
+    if (hoff < S.heap_size && S.heap_ptr[pe])
+        return S.heap_ptr[pe] + hoff;
     waitio_win_t w;
     size_t off;
     if (pe == S.me && wio_shmem_resolve(dest, 1, &w, &off) != WIO_SYM_NONE)

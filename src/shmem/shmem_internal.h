@@ -12,7 +12,10 @@
  * A symmetric address is in the heap window (one offset names the object on every PE) or in the
  * executable's data window (global and static variables). For a PE whose heap part is mapped
  * here (S.heap_ptr[pe]), heap RMA is memcpy and atomics are CPU atomics, with no call into
- * WaitIO at all; everything else goes through waitio_put / waitio_get / waitio_atomic.
+ * WaitIO at all; everything else goes through waitio_put / waitio_get / waitio_atomic. A part
+ * that WaitIO maps later (the ucx transport maps a PE's part of this host through UCX's shared
+ * memory at the first operation: waitio_win_ptr then gives it) joins that fast path
+ * (S.fast_ptr), while shmem_ptr and SHMEM_TEAM_SHARED keep what was mapped at shmem_init.
  */
 #ifndef WIO_SHMEM_INTERNAL_H
 #define WIO_SHMEM_INTERNAL_H
@@ -98,7 +101,8 @@ typedef struct wio_shmem_state {
     size_t heap_size;
     uintptr_t data_base;
     size_t data_size;
-    uint8_t **heap_ptr;        /* per PE: its heap part mapped here, or NULL */
+    uint8_t **heap_ptr;        /* per PE: its heap part mapped here at shmem_init, or NULL */
+    uint8_t **fast_ptr;        /* heap_ptr and the parts mapped since (wio_shmem_learn) */
     waitio_win_t dheap;        /* the device symmetric heap (SHMEMX_MALLOC_DEVICE), or NULL until
                                 * the first device allocation: GPU memory, never mapped here */
     uintptr_t dheap_base;
@@ -147,9 +151,16 @@ static inline uint8_t *wio_shmem_direct(const void *addr, size_t len, int pe)
 {
     uintptr_t off = (uintptr_t)addr - S.heap_base;
     if (WIO_SH_LIKELY((unsigned)pe < (unsigned)S.npes && off < S.heap_size && len <= S.heap_size - off) &&
-        S.heap_ptr[pe])
-        return S.heap_ptr[pe] + off;
+        S.fast_ptr[pe])
+        return S.fast_ptr[pe] + off;
     return NULL;
+}
+
+/* After an operation on PE pe's heap part through WaitIO: the part may be mapped here now. */
+static inline void wio_shmem_learn(waitio_win_t w, int pe)
+{
+    if (w == S.heap && (unsigned)pe < (unsigned)S.npes && !S.fast_ptr[pe])
+        __atomic_store_n(&S.fast_ptr[pe], (uint8_t *)waitio_win_ptr(S.heap, pe, 0), __ATOMIC_RELAXED);
 }
 
 /* Resolves or exits: the window and offset of a symmetric object, the PE checked. */

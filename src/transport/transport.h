@@ -192,6 +192,9 @@ typedef struct wio_rdma_op {
     size_t len;               /* bytes; AMO: 4 or 8 */
     int amo;                  /* WIO_RDMA_AMO_* */
     uint64_t operand, compare;
+    /* rdma_post's 2: where remote_addr is mapped here; the whole registered part stays mapped
+     * at that offset until rdma_rkey_free, so the caller may reach it directly from now on */
+    void *mapped;
     /* called once when rdma_post returned 0: from the transport's progress (inside it: only
      * record the outcome), err 0 or a WAITIO_ERR_* code */
     void (*done)(void *arg, int err);

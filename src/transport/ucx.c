@@ -4,12 +4,12 @@
  * transports such as Tofu-D) with the same handshake, framing and failure rules as tcp.
  *
  * Each process has one UCP context and worker. Its worker address travels in the start-up
- * table (wio_proc.ext). A connection is a pair of UCP endpoints, each side sending on its own:
- * the connector creates its endpoint to the peer's worker address at connect and writes HELLO;
- * the acceptor answers the handshake on the endpoint UCX hands it with HELLO (the reply
- * endpoint) and creates its own endpoint only once the peer proved the key (its first write
- * after AUTH, which is ACCEPT): nothing of an unauthenticated connection reaches beyond the
- * handshake, which costs one wio_stream and at most UCX_HS_RX_MAX buffered bytes, under the
+ * table (wio_proc.ext). Each side of a connection sends on its own endpoint, one per peer
+ * process and shared by every connection to it (ep_create): the connector's to the peer's
+ * worker address, made at connect, carries HELLO; the acceptor answers the handshake on its
+ * endpoint to the process that HELLO names (a member of the table: the acceptor only ever
+ * connects to the instance's processes). Nothing of an unauthenticated connection reaches beyond
+ * the handshake, which costs one wio_stream and at most UCX_HS_RX_MAX buffered bytes, under the
  * stream layer's handshake cap and deadline.
  *
  * Bytes move as UCP active messages (id UCX_AM_ID) whose 16-byte header names the receiving

@@ -41,6 +41,7 @@ typedef struct ucx_rkey {
     ucp_ep_h ep;
     ucp_rkey_h h;
     int direct;        /* on h: 0 not tried, 1 the part is mapped here (delta), -1 not mappable */
+    ucp_rkey_h kept;   /* a handle whose mapping was handed out (rdma_post's mapped): kept to the end */
     intptr_t delta;    /* local address minus remote address in that mapping */
     size_t len;
     uint8_t packed[];
@@ -190,6 +191,8 @@ void wio_ucx_rdma_rkey_free(void *tp, void *rkey)
         return;
     if (k->h)
         ucp_rkey_destroy(k->h);
+    if (k->kept)
+        ucp_rkey_destroy(k->kept);
     free(k);
 }
 
@@ -200,10 +203,11 @@ static int rkey_on(ucx_conn *c, ucx_rkey *k, ucp_rkey_h *out)
         *out = k->h;
         return 0;
     }
-    if (k->h) {
+    if (k->h && k->direct > 0 && !k->kept)
+        k->kept = k->h; /* its mapping may be in use (rdma_post's mapped): it lives to the end */
+    else if (k->h)
         ucp_rkey_destroy(k->h);
-        k->h = NULL;
-    }
+    k->h = NULL;
     k->direct = 0; /* a mapping belongs to the handle it came from */
     ucs_status_t st = ucp_ep_rkey_unpack(c->ep, k->packed, &k->h);
     if (st != UCS_OK) {
@@ -351,8 +355,10 @@ int wio_ucx_rdma_post(void *conn, wio_rdma_op *op)
     if (rc)
         return rc;
     void *w = direct_addr(op->rkey, rk, op);
-    if (w && (rc = post_direct(w, op)) == 2)
+    if (w && (rc = post_direct(w, op)) == 2) {
+        op->mapped = w;
         return 2;
+    }
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .cb = {.send = op_done},

@@ -9,7 +9,8 @@
 # also with WAITIO_PROGRESS_THREAD=0 and WAITIO_RMA_DIRECT=0 (frames over the rings, served only
 # inside OpenSHMEM calls) and over files. Then shmem_global_exit: one PE calls it while the others
 # wait; every process exits with its status (processes started by hand, each one checked).
-# With WAITIO_TEST_TRANSPORTS=ucx (mp.shmem_suite.ucx) only: rma, amo and sync on 2 PEs over ucx.
+# With WAITIO_TEST_TRANSPORTS=ucx (mp.shmem_suite.ucx) only: rma, amo and sync on 2 PEs over ucx
+# (UCX's tcp, then UCX's shared memory, where the peer's heap part becomes mapped).
 # timeout: 150
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -34,7 +35,13 @@ if [ "${WAITIO_TEST_TRANSPORTS:-}" = ucx ]; then
   rdma=$(sed -n 's/.*one-sided: .* as frames, \([0-9]*\) over RDMA.*/\1/p' "$(t_out ucx-amo)" | awk '{s += $1} END {print s + 0}')
   t_log "ucx: shmem_amo made $rdma operations over RDMA"
   [ "$rdma" -gt 100 ] || t_fail "ucx: expected shmem_amo's atomics over RDMA ($rdma)"
-  t_pass "rma, amo and sync on 2 PEs over ucx"
+  # over UCX's shared memory the peer's heap part is UCX's segment, mapped at the first
+  # operation (rma_ucx.sh, "direct"): OpenSHMEM's own fast path (a memcpy, a CPU atomic) takes
+  # the rest, and the programs' exact checks hold across the switch
+  ONLY="rma amo sync" case_all ucx_sm 2 UCX_TLS=sm,self WAITIO_LOG=debug
+  direct=$(sed -n 's/.* over RDMA (\([0-9]*\) of them direct.*/\1/p' "$(t_out ucx_sm-amo)" | awk '{s += $1} END {print s + 0}')
+  [ "$direct" -ge 1 ] || t_fail "ucx_sm: expected shmem_amo's first atomic on the peer's heap direct ($direct)"
+  t_pass "rma, amo and sync on 2 PEs over ucx (tcp: $rdma RDMA atomics; sm: mapped after $direct direct)"
 fi
 case_all one-pb 2
 case_all tcp-2pb 2+1 WAITIO_TRANSPORTS=tcp
