@@ -1613,18 +1613,23 @@ static int ucx_rdv_finish(void *conn, const uint8_t *desc, size_t desc_len)
     return 0;
 }
 
+static void ucx_rdv_decline(void *conn, const uint8_t *desc, size_t desc_len);
+
 /* Reads the sender's buffer: by a get (desc 'G') or UCX's rendezvous of it (desc 'P'). */
 static int ucx_rdv_get(void *conn, const uint8_t *desc, size_t desc_len, void *dst, size_t len)
 {
     wio_stream *s = conn;
     ucx_conn *c = s->pipe_state;
-    if (!c || desc_len < 1 || c->failed || c->t->in_progress || !c->ep)
+    int push = desc_len == UCX_PUSH_DESC_LEN && desc[0] == UCX_DESC_PUSH;
+    if (!c || desc_len < 1 || c->failed || c->t->in_progress || !c->ep ||
+        (push && (wio_get_le32(desc + 1) != c->peer_conn || wio_get_le64(desc + 9) != len))) {
+        if (push)
+            ucx_rdv_decline(conn, desc, desc_len); /* DATA frames follow: let the announcement go */
         return EINVAL;
+    }
     ucx_tp *t = c->t;
-    if (desc[0] == UCX_DESC_PUSH && desc_len == UCX_PUSH_DESC_LEN) {
+    if (push) {
         uint32_t token = wio_get_le32(desc + 5);
-        if (wio_get_le32(desc + 1) != c->peer_conn || wio_get_le64(desc + 9) != len)
-            return EPROTO;
         int rc = conn_progress_until(c, held_arrived, &token, UCX_PUSH_WAIT_S);
         ucx_held *h = held_take(c, token);
         if (!h) {
@@ -1665,7 +1670,7 @@ static void ucx_rdv_decline(void *conn, const uint8_t *desc, size_t desc_len)
     if (!c || desc_len != UCX_PUSH_DESC_LEN || desc[0] != UCX_DESC_PUSH)
         return;
     uint32_t token = wio_get_le32(desc + 5);
-    ucx_held *h = held_take(c, token);
+    ucx_held *h = c->t->in_progress ? NULL : held_take(c, token); /* else released at the end */
     if (h) {
         ucp_am_data_release(c->t->worker, h->desc);
         free(h);
