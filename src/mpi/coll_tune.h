@@ -98,6 +98,10 @@ typedef struct wio_coll_params {
     int npb, ppb, nprocs, one_host, oversubscribed; /* ppb: the largest PB */
     double pb[WIO_COLL_M_COUNT];
     double link_small, link_large;
+    /* the flat bcast and reduce as they ran on the whole instance (8 B, 64 KiB each; have_flat
+     * 0: not measured, lg N link hops instead) */
+    double flat_bcast[2], flat_reduce[2];
+    int have_flat;
 } wio_coll_params;
 
 /* The modelled time of op on `bytes` per process along path (seconds). */
