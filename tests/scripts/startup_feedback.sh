@@ -27,7 +27,8 @@ t_start client 20 env WAITIO_NPB=2 WAITIO_PBID=1 WAITIO_MASTER_HOST=127.0.0.1 WA
   WAITIO_KEY=$key "$probe" --label client --timeout 7 --expect TIMEOUT
 t_start serv 20 env WAITIO_SERV_FILE="$T_DIR/nothing" "$serv" -c -t 6
 t_start notice 20 env "$probe" --label notice --exchange
-t_start deliberate 20 env WAITIO_NPB=1 "$probe" --label deliberate --exchange
+# its own port: "notice" (which may set no instance variable) listens on the default one meanwhile
+t_start deliberate 20 env WAITIO_NPB=1 WAITIO_MASTER_PORT="$(t_free_port)" "$probe" --label deliberate --exchange
 t_start host 20 env WAITIO_NPB=2 WAITIO_PBID=1 WAITIO_MASTER_HOST=no-such-host.invalid "$probe" \
   --label host --expect ENV --msg "WAITIO_MASTER_HOST='no-such-host.invalid': cannot resolve host"
 t_start log 20 env WAITIO_LOG=verbose "$probe" --label log --expect ENV --msg "WAITIO_LOG='verbose': 'verbose' is not a level"
