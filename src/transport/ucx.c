@@ -1124,6 +1124,8 @@ ucs_status_t wio_ucx_wait_conn(ucx_conn *c, void *req)
     double give_up = 0;
     for (unsigned n = 1; (st = ucp_request_check_status(req)) == UCS_INPROGRESS; n++) {
         ucp_worker_progress(t->worker);
+        if (t->push_lost) /* as in conn_progress_until: a peer may wait for it meanwhile */
+            push_tell_all_lost(t);
         if ((n & 255) != 0)
             continue;
         /* an endpoint to a process of this host cannot fail by itself: a dead peer's endpoint
