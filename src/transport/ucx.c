@@ -12,7 +12,7 @@
  * the handshake, which costs one wio_stream and at most UCX_HS_RX_MAX buffered bytes, under the
  * stream layer's handshake cap and deadline.
  *
- * Bytes move as UCP active messages (id UCX_AM_ID) whose 16-byte header names the receiving
+ * Bytes move as UCP active messages (id UCX_AM_ID) whose 24-byte header names the receiving
  * and the sending connection; the stream layer parses frames out of them as out of a socket.
  * Small writes are sent from the caller's buffers when UCX completes them at once, else copied.
  * Large messages do not pass here: the engine's rendezvous offers the sender's buffer (rdv_pack)

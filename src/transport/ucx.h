@@ -43,7 +43,7 @@ struct ucx_conn {
     uint32_t peer_conn;       /* the peer's id for this connection (0 until its first message) */
     uint32_t peer_id;         /* connector: the process we called; acceptor: the one HELLO names */
     int initiator;
-    ucp_ep_h ep;              /* ours to the peer: each side sends on its own endpoint */
+    ucp_ep_h ep;              /* ours to the peer process, shared by its connections (ep_create) */
     ucx_rx *rx_head, *rx_tail;
     ucx_rx *ooo;              /* arrived ahead of rx_seq, in seq order */
     size_t ooo_bytes;
